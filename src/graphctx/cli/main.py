@@ -1,0 +1,176 @@
+"""The ``graphctx`` command: thin commands over the provider.
+
+Exit codes: 0 ok, 2 caller error (bad input, access denied), 3 operator error (store,
+embedder, configuration). Errors are one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from graphctx.cli.render import render_bundle, render_ingest
+from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
+from graphctx.contract.request import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS
+from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
+from graphctx.open import open_provider
+from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
+
+DEFAULT_STORE = "graphctx.sqlite"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="graphctx", description="Permission-aware GraphRAG context for AI agents."
+    )
+    parser.add_argument("--store", default=DEFAULT_STORE, help="store file (embedded default)")
+    parser.add_argument("--grants", type=Path, help="YAML/JSON file: principal -> scopes")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ingest = sub.add_parser("ingest", help="ingest a file or folder")
+    ingest.add_argument("path", type=Path)
+    ingest.add_argument("--namespace", default="default")
+    ingest.add_argument("--scope", action="append", default=[], dest="scopes")
+    ingest.add_argument("--source-uri-prefix")
+    ingest.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    search = sub.add_parser("search", help="retrieve an evidence bundle")
+    search.add_argument("query")
+    search.add_argument("--namespace", default="default")
+    search.add_argument("--principal", required=True)
+    search.add_argument("--scope", action="append", required=True, dest="scopes")
+    search.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
+    search.add_argument("--timeout-ms", type=int, default=DEFAULT_TIMEOUT_MS)
+    search.add_argument("--mode", choices=[m.value for m in RetrievalMode], default="auto")
+    search.add_argument("--freshness-required-at", help="ISO 8601 timestamp with a time zone")
+    search.add_argument("--trace-id")
+    search.add_argument("--json", action="store_true", help="print exactly the ContextResponse")
+
+    delete = sub.add_parser("delete", help="delete a document (all its versions)")
+    delete.add_argument("document_id")
+    delete.add_argument("--namespace", default="default")
+
+    docs = sub.add_parser("documents", help="list the documents visible to scopes")
+    docs.add_argument("--namespace", default="default")
+    docs.add_argument("--scope", action="append", required=True, dest="scopes")
+
+    sub.add_parser("schema", help="print the JSON Schema of ContextRequest and ContextResponse")
+
+    demo = sub.add_parser("demo", help="ingest the bundled corpus and compare two principals")
+    demo.add_argument("--json", action="store_true")
+
+    bench = sub.add_parser("bench", help="measure ingest and retrieval; write JSON results")
+    bench.add_argument("--out", type=Path, default=Path("bench-results"))
+    bench.add_argument("--sizes", default="10000,100000", help="chunk counts, comma separated")
+    bench.add_argument("--queries", type=int, default=200)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return _dispatch(args)
+    except GraphctxError as exc:
+        print(f"graphctx: error [{exc.code}]: {exc.message}", file=sys.stderr)
+        return 2 if isinstance(exc, CallerError) else 3
+    except KeyboardInterrupt:
+        print("graphctx: interrupted", file=sys.stderr)
+        return 130
+
+
+def _grants(args: argparse.Namespace) -> ScopeGrants | None:
+    return None if args.grants is None else StaticGrants.from_file(args.grants)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "schema":
+        schemas = {
+            "ContextRequest": ContextRequest.model_json_schema(),
+            "ContextResponse": ContextResponse.model_json_schema(),
+        }
+        print(json.dumps(schemas, indent=2, ensure_ascii=False))
+        return 0
+    if args.command == "demo":
+        from graphctx.demo.run import run_demo
+
+        return run_demo(as_json=args.json)
+    if args.command == "bench":
+        from graphctx.eval.bench import run_bench
+
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+        return run_bench(args.out, sizes=sizes, queries=args.queries)
+    with open_provider(args.store, grants=_grants(args)) as provider:
+        if args.command == "ingest":
+            report = provider.ingest_path(
+                args.path,
+                namespace=args.namespace,
+                scopes=args.scopes,
+                source_uri_prefix=args.source_uri_prefix,
+                progress=sys.stderr.isatty(),
+            )
+            if args.json:
+                print(json.dumps(_report_json(report), indent=2, ensure_ascii=False))
+            else:
+                print(render_ingest(report))
+            return 0 if not report.errors else 1
+        if args.command == "search":
+            response = provider.retrieve(_request(args))
+            print(response.model_dump_json(indent=2) if args.json else render_bundle(response))
+            return 0
+        if args.command == "delete":
+            removed = provider.delete_document(args.namespace, args.document_id)
+            print(f"deleted {removed} version(s) of {args.document_id}")
+            return 0 if removed else 1
+        if args.command == "documents":
+            for doc in provider.list_documents(args.namespace, args.scopes):
+                flag = " (superseded)" if doc.superseded else ""
+                print(f"{doc.document_id}\tv{doc.document_version}\t{doc.chunk_count} chunks"
+                      f"\t{doc.source_uri}{flag}")
+            return 0
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+def _request(args: argparse.Namespace) -> ContextRequest:
+    fields: dict[str, object] = {
+        "query": args.query,
+        "principal_id": args.principal,
+        "allowed_scopes": args.scopes,
+        "namespace": args.namespace,
+        "retrieval_mode": RetrievalMode(args.mode),
+        "max_tokens": args.max_tokens,
+        "timeout_ms": args.timeout_ms,
+    }
+    if args.trace_id:
+        fields["trace_id"] = args.trace_id
+    try:
+        if args.freshness_required_at:
+            fields["freshness_required_at"] = datetime.fromisoformat(args.freshness_required_at)
+        return ContextRequest.model_validate(fields)
+    except ValueError as exc:
+        raise invalid_request_from(exc) from exc
+
+
+def invalid_request_from(exc: ValueError) -> InvalidRequestError:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return InvalidRequestError(f"{where}: {first['msg']}", field=where or None)
+    return InvalidRequestError(str(exc))
+
+
+def _report_json(report: object) -> dict[str, object]:
+    from dataclasses import asdict
+
+    data = asdict(report)  # type: ignore[call-overload]
+    data["chunks_written"] = report.chunks_written  # type: ignore[attr-defined]
+    return json.loads(json.dumps(data, default=str))  # type: ignore[no-any-return]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

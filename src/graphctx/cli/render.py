@@ -1,0 +1,61 @@
+"""Human-readable rendering of evidence bundles and ingest reports for the terminal."""
+
+from __future__ import annotations
+
+import textwrap
+
+from graphctx.contract import ContextResponse, Freshness
+from graphctx.ingest.pipeline import IngestReport
+from graphctx.store.records import WriteOutcome
+
+_BADGE = {Freshness.CURRENT: "current", Freshness.STALE: "STALE", Freshness.UNKNOWN: "unknown"}
+PREVIEW_CHARS = 240
+
+
+def render_bundle(response: ContextResponse, *, title: str | None = None) -> str:
+    lines: list[str] = []
+    if title:
+        lines += [title, "=" * min(len(title), 78)]
+    limits = response.limits
+    lines.append(
+        f"answerable={str(response.answerable).lower()}"
+        + (f"  reason={response.reason.value}" if response.reason else "")
+        + f"  tokens {limits.used_tokens}/{limits.max_tokens}"
+        + f"  time {limits.elapsed_ms}/{limits.timeout_ms} ms  trace {response.trace_id[:12]}"
+    )
+    lines.append("route: " + "; ".join(response.manifest.route.reasons))
+    for item in response.items:
+        scores = item.retrieval_scores
+        parts = [f"fused={scores.fused:.4f}"]
+        if scores.fulltext is not None:
+            parts.append(f"fulltext={scores.fulltext:.2f}")
+        if scores.vector is not None:
+            parts.append(f"vector={scores.vector:.3f}")
+        lines.append(
+            f"[{item.citation_id}] {_BADGE[item.freshness]:<7} {item.document_id}"
+            f" v{item.document_version}  {' '.join(parts)}"
+            + ("  (truncated)" if item.truncated else "")
+        )
+        lines.append(f"     {item.source_uri}  chars {item.span.start_char}-{item.span.end_char}")
+        preview = " ".join(item.content.split())
+        if len(preview) > PREVIEW_CHARS:
+            preview = preview[: PREVIEW_CHARS - 1] + "…"
+        lines += textwrap.wrap(preview, 92, initial_indent="     ", subsequent_indent="     ")
+    for denial in response.denied:
+        lines.append(f"denied: {denial.count} at {denial.stage} ({denial.reason.value})")
+    return "\n".join(lines)
+
+
+def render_ingest(report: IngestReport) -> str:
+    counts = ", ".join(
+        f"{report.count(outcome)} {outcome.value}"
+        for outcome in WriteOutcome
+        if report.count(outcome)
+    )
+    lines = [
+        f"namespace {report.namespace}: {len(report.documents)} documents ({counts or 'none'}),"
+        f" {report.chunks_written} chunks written, {len(report.errors)} errors,"
+        f" {report.elapsed_s:.1f} s"
+    ]
+    lines += [f"  error {e.code}: {e.origin}: {e.message}" for e in report.errors]
+    return "\n".join(lines)

@@ -1,0 +1,150 @@
+"""ContextResponse: the evidence bundle, its limits, denials and how it was made."""
+
+from __future__ import annotations
+
+from typing import Annotated, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from graphctx.contract.enums import (
+    DenialReason,
+    Freshness,
+    NodeKind,
+    RetrievalMode,
+    RetrieverName,
+    StageStatus,
+    UnanswerableReason,
+)
+
+_FROZEN = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class Span(BaseModel):
+    """Half-open character range into the original document text."""
+
+    model_config = _FROZEN
+
+    start_char: Annotated[int, Field(ge=0)]
+    end_char: Annotated[int, Field(ge=0)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if self.end_char < self.start_char:
+            raise ValueError("end_char must not precede start_char")
+        return self
+
+
+class ProvenanceStep(BaseModel):
+    """One node on the path that led to an item; ``via`` is the relation used to reach it."""
+
+    model_config = _FROZEN
+
+    kind: NodeKind
+    id: str
+    via: str | None = None
+
+
+class RetrievalScores(BaseModel):
+    model_config = _FROZEN
+
+    vector: float | None = None
+    fulltext: float | None = None
+    graph: float | None = None
+    fused: float
+
+
+class EvidenceItem(BaseModel):
+    model_config = _FROZEN
+
+    citation_id: Annotated[str, Field(pattern=r"^S[1-9][0-9]*$")]
+    claim_id: str | None = None
+    content: str
+    source_uri: str
+    document_id: str
+    chunk_id: str
+    document_version: str
+    freshness: Freshness
+    provenance_path: Annotated[list[ProvenanceStep], Field(min_length=1)]
+    retrieval_scores: RetrievalScores
+    span: Span
+    truncated: bool = False
+    tokens: Annotated[int, Field(ge=0)]
+
+
+class Limits(BaseModel):
+    model_config = _FROZEN
+
+    used_tokens: Annotated[int, Field(ge=0)]
+    max_tokens: Annotated[int, Field(gt=0)]
+    elapsed_ms: Annotated[int, Field(ge=0)]
+    timeout_ms: Annotated[int, Field(gt=0)]
+
+
+class Denial(BaseModel):
+    """Evidence that was withheld, counted per stage; never names the item."""
+
+    model_config = _FROZEN
+
+    stage: str
+    reason: DenialReason
+    count: Annotated[int, Field(gt=0)]
+
+
+class StageReport(BaseModel):
+    model_config = _FROZEN
+
+    stage: str
+    status: StageStatus
+    elapsed_ms: Annotated[int, Field(ge=0)]
+    budget_ms: Annotated[int, Field(ge=0)] | None = None
+    candidates: Annotated[int, Field(ge=0)] = 0
+    detail: str | None = None
+
+
+class RouteDecision(BaseModel):
+    model_config = _FROZEN
+
+    requested_mode: RetrievalMode
+    retrievers: list[RetrieverName]
+    reasons: list[str]
+
+
+class Manifest(BaseModel):
+    """How the bundle was produced: route, stages, counters, models."""
+
+    model_config = _FROZEN
+
+    namespace: str
+    route: RouteDecision
+    stages: list[StageReport]
+    partial: bool
+    token_counter: str
+    embedder: str
+    effective_scope_count: Annotated[int, Field(ge=0)]
+    dropped_for_freshness: Annotated[int, Field(ge=0)] = 0
+    dropped_for_budget: Annotated[int, Field(ge=0)] = 0
+
+
+class ContextResponse(BaseModel):
+    model_config = _FROZEN
+
+    answerable: bool
+    reason: UnanswerableReason | None = None
+    items: list[EvidenceItem]
+    limits: Limits
+    denied: list[Denial]
+    trace_id: str
+    manifest: Manifest
+
+    @model_validator(mode="after")
+    def _reason_matches_answerable(self) -> Self:
+        if self.answerable and (self.reason is not None or not self.items):
+            raise ValueError("an answerable response has items and no reason")
+        if not self.answerable and (self.reason is None or self.items):
+            raise ValueError("an unanswerable response has a reason and no items")
+        ids = [item.citation_id for item in self.items]
+        if ids != [f"S{n}" for n in range(1, len(ids) + 1)]:
+            raise ValueError("citation ids must run S1..Sn without gaps")
+        if self.limits.used_tokens > self.limits.max_tokens:
+            raise ValueError("used_tokens exceeds max_tokens")
+        return self

@@ -1,0 +1,115 @@
+"""Every error graphctx raises, rooted at one class and branched by who must react.
+
+::
+
+    GraphctxError                      code, message, retryable
+    ├── CallerError                    the request or input is wrong; retrying will not help
+    │   ├── InvalidRequestError        malformed or out-of-range request fields
+    │   ├── AccessDeniedError          no effective scope is left for this principal
+    │   ├── InvalidDocumentError       a document cannot be ingested (binary, bad UTF-8, ...)
+    │   ├── NotFoundError              the namespace or document does not exist (or is not visible)
+    │   └── BudgetTooSmallError        the context budget leaves no room for evidence
+    └── OperatorError                  the deployment is wrong or unhealthy
+        ├── StoreUnavailableError      the store cannot be opened or reached (retryable)
+        ├── StoreCorruptError          the store file is not a graphctx store or is damaged
+        ├── EmbeddingError             the embedder failed (retryable when remote)
+        └── ConfigurationError         a setting is missing or contradictory
+
+Outcomes that are data (nothing found, one retriever timing out, budget truncation) are
+reported inside the ContextResponse, never raised. Third-party exceptions are wrapped with
+``raise ... from``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AccessDeniedError",
+    "BudgetTooSmallError",
+    "CallerError",
+    "ConfigurationError",
+    "EmbeddingError",
+    "GraphctxError",
+    "InvalidDocumentError",
+    "InvalidRequestError",
+    "NotFoundError",
+    "OperatorError",
+    "StoreCorruptError",
+    "StoreUnavailableError",
+]
+
+
+class GraphctxError(Exception):
+    """Root of every graphctx error. ``code`` is stable and machine readable."""
+
+    code: str = "graphctx_error"
+    retryable: bool = False
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+
+class CallerError(GraphctxError):
+    """The caller sent something wrong; fix the input, do not retry as is."""
+
+    code = "caller_error"
+
+
+class InvalidRequestError(CallerError):
+    code = "invalid_request"
+
+    def __init__(self, message: str, *, field: str | None = None, code: str | None = None):
+        super().__init__(message, code=code)
+        self.field = field
+
+
+class AccessDeniedError(CallerError):
+    code = "access_denied"
+
+
+class InvalidDocumentError(CallerError):
+    code = "invalid_document"
+
+    def __init__(self, message: str, *, path: str | None = None, code: str | None = None):
+        super().__init__(message, code=code)
+        self.path = path
+
+
+class NotFoundError(CallerError):
+    code = "not_found"
+
+
+class BudgetTooSmallError(CallerError):
+    code = "budget_too_small"
+
+
+class OperatorError(GraphctxError):
+    """The deployment needs attention (store, embedder, configuration)."""
+
+    code = "operator_error"
+
+
+class StoreUnavailableError(OperatorError):
+    code = "store_unavailable"
+    retryable = True
+
+
+class StoreCorruptError(OperatorError):
+    code = "store_corrupt"
+
+
+class EmbeddingError(OperatorError):
+    code = "embedding_failed"
+
+    def __init__(self, message: str, *, retryable: bool = False, code: str | None = None):
+        super().__init__(message, code=code)
+        self.retryable = retryable
+
+
+class ConfigurationError(OperatorError):
+    code = "configuration_error"

@@ -1,0 +1,58 @@
+"""What loaders produce and chunkers consume: a source document with its metadata."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+
+class MediaType(StrEnum):
+    MARKDOWN = "markdown"
+    TEXT = "text"
+    CODE = "code"
+    RECORD = "record"  # one JSON object (from .json or one line of .jsonl)
+
+
+@dataclass(frozen=True)
+class DocumentMetadata:
+    """Per-document metadata from front matter, a sidecar file, a record or CLI flags.
+
+    Every field is optional here; the ingest pipeline fills defaults (document_id from the
+    path, source_uri from the path, scopes from flags) and rejects a document without scopes.
+    """
+
+    document_id: str | None = None
+    source_uri: str | None = None
+    scopes: tuple[str, ...] = ()
+    source_version: str | None = None
+    title: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """A loaded document. ``text`` is the exact text that chunk spans index."""
+
+    origin: str  # the path (and record index) it was loaded from, for reports
+    media_type: MediaType
+    text: str
+    metadata: DocumentMetadata
+    language_hint: str | None = None  # e.g. "python" for code
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    """A chunk of a SourceDocument: ``text == document.text[start_char:end_char]``."""
+
+    ordinal: int
+    start_char: int
+    end_char: int
+    text: str
+    heading_path: tuple[str, ...] = ()

@@ -1,0 +1,376 @@
+"""ContextProvider: the one orchestration facade over store, embedder and token counter.
+
+authorize -> route -> candidates -> fuse -> freshness -> pack -> output gate -> response.
+The core is async; ``retrieve`` / ``ingest_path`` are thin sync wrappers running on the
+provider's own event loop thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from graphctx.context import Evidence, PackResult, TokenCounter, pack_to_budget
+from graphctx.contract import (
+    ContextRequest,
+    ContextResponse,
+    Denial,
+    DenialReason,
+    EvidenceItem,
+    Freshness,
+    Limits,
+    Manifest,
+    NodeKind,
+    ProvenanceStep,
+    RetrievalMode,
+    RetrievalScores,
+    RetrieverName,
+    RouteDecision,
+    Span,
+    StageReport,
+    StageStatus,
+    UnanswerableReason,
+)
+from graphctx.embed import Embedder
+from graphctx.ingest.pipeline import IngestDefaults, IngestReport, ingest_path
+from graphctx.retrieve.authorize import ScopeGrants, effective_scopes
+from graphctx.retrieve.candidates import gather_candidates
+from graphctx.retrieve.deadline import CANDIDATE_SHARE, Deadline
+from graphctx.retrieve.freshness import classify_freshness, meets_requirement
+from graphctx.retrieve.fusion import FusedCandidate, fuse_rrf
+from graphctx.retrieve.gate import verify_visible
+from graphctx.retrieve.routing import plan_route
+from graphctx.store.port import GraphStore, StageTimeout
+from graphctx.store.records import ChunkView, DocumentSummary
+
+T = TypeVar("T")
+log = logging.getLogger("graphctx.provider")
+
+FUSED_POOL = 40  # fused candidates whose chunks are fetched and offered to the packer
+GATE_GRACE_S = 0.25  # the output gate always runs, even when the deadline has just passed
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    view: ChunkView
+    candidate: FusedCandidate
+    freshness: Freshness
+
+
+class ContextProvider:
+    """Retrieval and ingest over one GraphStore. Construct, then ``open()`` (or use ``with``)."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        embedder: Embedder,
+        token_counter: TokenCounter,
+        grants: ScopeGrants,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.token_counter = token_counter
+        self.grants = grants
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: threading.Thread | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+    async def aopen(self) -> None:
+        await self.store.open()
+
+    async def aclose(self) -> None:
+        await self.store.close()
+
+    def open(self) -> Self:
+        self._run(self.aopen())
+        return self
+
+    def close(self) -> None:
+        if self._loop is None:
+            return
+        try:
+            self._run(self.aclose())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            if self._loop_thread is not None:
+                self._loop_thread.join()
+            self._loop.close()
+            self._loop = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._loop_thread = threading.Thread(
+                target=self._loop.run_forever, name="graphctx-loop", daemon=True
+            )
+            self._loop_thread.start()
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    # --- sync faces --------------------------------------------------------------------------
+    def retrieve(self, request: ContextRequest) -> ContextResponse:
+        return self._run(self.aretrieve(request))
+
+    def ingest_path(
+        self,
+        path: Path | str,
+        *,
+        namespace: str = "default",
+        scopes: Sequence[str] = (),
+        source_uri_prefix: str | None = None,
+        progress: bool = False,
+    ) -> IngestReport:
+        defaults = IngestDefaults(
+            namespace=namespace, scopes=tuple(scopes), source_uri_prefix=source_uri_prefix
+        )
+        return self._run(self.aingest_path(Path(path), defaults, progress=progress))
+
+    def delete_document(self, namespace: str, document_id: str) -> int:
+        return self._run(self.store.delete_document(namespace, document_id))
+
+    def list_documents(self, namespace: str, scopes: Sequence[str]) -> list[DocumentSummary]:
+        return self._run(self.store.list_documents(namespace, frozenset(scopes)))
+
+    # --- async core --------------------------------------------------------------------------
+    async def aingest_path(
+        self, path: Path, defaults: IngestDefaults, *, progress: bool = False
+    ) -> IngestReport:
+        return await ingest_path(self.store, self.embedder, path, defaults, progress=progress)
+
+    async def aretrieve(self, request: ContextRequest) -> ContextResponse:
+        deadline = Deadline(request.timeout_ms)
+        scopes = effective_scopes(
+            self.grants, request.namespace, request.principal_id, request.allowed_scopes
+        )
+        route = plan_route(request.retrieval_mode, graph_available=False)
+        build = _ResponseBuilder(self, request, deadline, route, scopes)
+        if request.retrieval_mode is RetrievalMode.TEXT2CYPHER:
+            return build.unanswerable(UnanswerableReason.MODE_UNSUPPORTED)
+
+        found = await gather_candidates(
+            self.store,
+            self.embedder,
+            request.namespace,
+            request.query,
+            scopes,
+            route.retrievers,
+            deadline.slice_at(CANDIDATE_SHARE),
+        )
+        build.stages.extend(found.reports)
+        fused = fuse_rrf(found.ranked)[:FUSED_POOL]
+        if not fused:
+            timed_out = any(r.status is StageStatus.TIMED_OUT for r in found.reports)
+            reason = (
+                UnanswerableReason.DEADLINE_EXCEEDED if timed_out else UnanswerableReason.NO_EVIDENCE
+            )
+            return build.unanswerable(reason)
+
+        ranked = await self._rank_fresh(request, scopes, fused, deadline, build)
+        if ranked is None:
+            return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
+        if not ranked:
+            return build.unanswerable(
+                UnanswerableReason.FRESHNESS_UNMET
+                if build.dropped_for_freshness
+                else UnanswerableReason.NO_EVIDENCE
+            )
+        return await self._pack_and_gate(request, scopes, ranked, deadline, build)
+
+    async def _rank_fresh(
+        self,
+        request: ContextRequest,
+        scopes: frozenset[str],
+        fused: list[FusedCandidate],
+        deadline: Deadline,
+        build: _ResponseBuilder,
+    ) -> list[_Ranked] | None:
+        started = time.monotonic()
+        try:
+            views = await self.store.fetch_chunks(
+                request.namespace, [c.chunk_id for c in fused], scopes, deadline.at
+            )
+        except StageTimeout:
+            build.stage("fetch", StageStatus.TIMED_OUT, started)
+            return None
+        by_id = {v.chunk_id: v for v in views}
+        now = datetime.now(UTC)
+        ranked: list[_Ranked] = []
+        for candidate in fused:
+            view = by_id.get(candidate.chunk_id)
+            if view is None:
+                continue
+            freshness = classify_freshness(view, now)
+            if not meets_requirement(view, freshness, request.freshness_required_at):
+                build.dropped_for_freshness += 1
+                continue
+            ranked.append(_Ranked(view, candidate, freshness))
+        # Stale evidence is demoted below every current or unknown item, never mixed in.
+        ranked.sort(key=lambda r: r.freshness is Freshness.STALE)
+        build.stage("fetch+freshness", StageStatus.OK, started, len(ranked))
+        return ranked
+
+    async def _pack_and_gate(
+        self,
+        request: ContextRequest,
+        scopes: frozenset[str],
+        ranked: list[_Ranked],
+        deadline: Deadline,
+        build: _ResponseBuilder,
+    ) -> ContextResponse:
+        started = time.monotonic()
+        packed = self._pack(ranked, request.max_tokens)
+        gate_deadline = max(deadline.at, time.monotonic() + GATE_GRACE_S)
+        by_id = {r.view.chunk_id: r for r in ranked}
+        chosen = [by_id[b.evidence.evidence_id].view for b in packed.blocks]
+        try:
+            visible, withheld = await verify_visible(
+                self.store, request.namespace, chosen, scopes, gate_deadline, request.trace_id
+            )
+        except StageTimeout:
+            visible, withheld = [], len(chosen)  # fail closed
+        if withheld:
+            build.denied.append(
+                Denial(stage="output_gate", reason=DenialReason.NOT_VISIBLE_AT_OUTPUT,
+                       count=withheld)
+            )
+            keep = {v.chunk_id for v in visible}
+            packed = self._pack([r for r in ranked if r.view.chunk_id in keep], request.max_tokens)
+        build.stage("pack+gate", StageStatus.OK, started, len(packed.blocks))
+        build.dropped_for_budget = sum(packed.dropped.values())
+        if not packed.blocks:
+            reason = (
+                UnanswerableReason.ALL_DENIED if withheld else UnanswerableReason.BUDGET_TOO_SMALL
+            )
+            return build.unanswerable(reason)
+        return build.answer(packed, by_id)
+
+    def _pack(self, ranked: list[_Ranked], budget: int) -> PackResult:
+        evidence = [
+            Evidence(
+                evidence_id=r.view.chunk_id,
+                document_id=r.view.document_id,
+                document_version=r.view.document_version,
+                source_uri=r.view.source_uri,
+                text=r.view.text,
+                start_char=r.view.start_char,
+                end_char=r.view.end_char,
+                rank=rank,
+                freshness=r.freshness,
+            )
+            for rank, r in enumerate(ranked)
+        ]
+        return pack_to_budget(evidence, budget, self.token_counter)
+
+
+class _ResponseBuilder:
+    """Collects stage reports and denials; assembles the final, validated response."""
+
+    def __init__(
+        self,
+        provider: ContextProvider,
+        request: ContextRequest,
+        deadline: Deadline,
+        route: RouteDecision,
+        scopes: frozenset[str],
+    ) -> None:
+        self.provider = provider
+        self.request = request
+        self.deadline = deadline
+        self.route = route
+        self.scopes = scopes
+        self.stages: list[StageReport] = []
+        self.denied: list[Denial] = []
+        self.dropped_for_freshness = 0
+        self.dropped_for_budget = 0
+
+    def stage(self, name: str, status: StageStatus, started: float, count: int = 0) -> None:
+        elapsed = int((time.monotonic() - started) * 1000)
+        self.stages.append(
+            StageReport(stage=name, status=status, elapsed_ms=elapsed, candidates=count)
+        )
+
+    def _manifest(self) -> Manifest:
+        return Manifest(
+            namespace=self.request.namespace,
+            route=self.route,
+            stages=self.stages,
+            partial=any(s.status is not StageStatus.OK for s in self.stages),
+            token_counter=self.provider.token_counter.name,
+            embedder=self.provider.embedder.name,
+            effective_scope_count=len(self.scopes),
+            dropped_for_freshness=self.dropped_for_freshness,
+            dropped_for_budget=self.dropped_for_budget,
+        )
+
+    def _limits(self, used_tokens: int) -> Limits:
+        return Limits(
+            used_tokens=used_tokens,
+            max_tokens=self.request.max_tokens,
+            elapsed_ms=self.deadline.elapsed_ms(),
+            timeout_ms=self.request.timeout_ms,
+        )
+
+    def unanswerable(self, reason: UnanswerableReason) -> ContextResponse:
+        return ContextResponse(
+            answerable=False,
+            reason=reason,
+            items=[],
+            limits=self._limits(0),
+            denied=self.denied,
+            trace_id=self.request.trace_id,
+            manifest=self._manifest(),
+        )
+
+    def answer(self, packed: PackResult, by_id: dict[str, _Ranked]) -> ContextResponse:
+        items = [_item(block, by_id[block.evidence.evidence_id]) for block in packed.blocks]
+        return ContextResponse(
+            answerable=True,
+            items=items,
+            limits=self._limits(packed.used_tokens),
+            denied=self.denied,
+            trace_id=self.request.trace_id,
+            manifest=self._manifest(),
+        )
+
+
+def _item(block: Any, ranked: _Ranked) -> EvidenceItem:
+    view, candidate = ranked.view, ranked.candidate
+    return EvidenceItem(
+        citation_id=block.citation_id,
+        content=block.content,
+        source_uri=view.source_uri,
+        document_id=view.document_id,
+        chunk_id=view.chunk_id,
+        document_version=view.document_version,
+        freshness=ranked.freshness,
+        provenance_path=[
+            ProvenanceStep(kind=NodeKind.DOCUMENT, id=f"{view.document_id}@{view.document_version}"),
+            ProvenanceStep(kind=NodeKind.CHUNK, id=view.chunk_id, via="HAS_CHUNK"),
+        ],
+        retrieval_scores=RetrievalScores(
+            vector=candidate.scores.get(RetrieverName.VECTOR),
+            fulltext=candidate.scores.get(RetrieverName.FULLTEXT),
+            fused=candidate.fused,
+        ),
+        span=Span(start_char=block.start_char, end_char=block.end_char),
+        truncated=block.truncated,
+        tokens=block.tokens,
+    )

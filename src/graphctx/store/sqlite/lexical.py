@@ -1,0 +1,50 @@
+"""Lexical analysis for the embedded full-text index (Korean and English).
+
+FTS5's ``unicode61`` splits only at spaces and punctuation, so a Korean word with a particle
+attached (부당해고를) never matches its stem (해고), and the trigram tokenizer never matches
+two-syllable words. We therefore index an analysed copy of each chunk: Hangul (and other CJK)
+runs become overlapping character bigrams, as Lucene's CJK analyzer does; other words are kept
+whole and lower-cased, and FTS5's ``porter`` wrapper stems the English ones. Queries are
+analysed the same way and OR-ed, so BM25 ranks by how many bigrams and words match.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CJK = r"\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}_]+(?:['’][^\W{_CJK}_]+)*", re.UNICODE)
+_IS_CJK = re.compile(rf"[{_CJK}]")
+MAX_QUERY_TERMS = 64
+
+
+def analyze(text: str) -> list[str]:
+    """Split text into index terms: CJK bigrams and lower-cased words."""
+    terms: list[str] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if _IS_CJK.match(token):
+            if len(token) == 1:
+                terms.append(token)
+            else:
+                terms.extend(token[i : i + 2] for i in range(len(token) - 1))
+        else:
+            terms.append(token.lower().replace("’", "'"))
+    return terms
+
+
+def index_terms(text: str) -> str:
+    """The analysed text stored in the FTS5 column."""
+    return " ".join(analyze(text))
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 MATCH expression OR-ing the query's distinct terms, or None if it has none."""
+    seen: dict[str, None] = {}
+    for term in analyze(query):
+        seen.setdefault(term, None)
+        if len(seen) == MAX_QUERY_TERMS:
+            break
+    if not seen:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in seen)

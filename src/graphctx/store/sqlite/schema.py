@@ -1,0 +1,149 @@
+"""Schema and connection settings of the embedded store (one SQLite file, WAL mode)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from graphctx.errors import StoreCorruptError, StoreUnavailableError
+
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x67637478  # "gctx": marks the file as a graphctx store
+BUSY_TIMEOUT_MS = 10_000
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS namespaces (
+    namespace       TEXT PRIMARY KEY,
+    embedder        TEXT NOT NULL,
+    dimension       INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS documents (
+    id                     INTEGER PRIMARY KEY,
+    namespace              TEXT NOT NULL REFERENCES namespaces(namespace),
+    document_id            TEXT NOT NULL,
+    version                TEXT NOT NULL,
+    version_seq            INTEGER NOT NULL,
+    content_hash           TEXT NOT NULL,
+    metadata_hash          TEXT NOT NULL,
+    source_uri             TEXT NOT NULL,
+    title                  TEXT,
+    media_type             TEXT NOT NULL,
+    text                   TEXT NOT NULL,
+    created_at             TEXT,
+    updated_at             TEXT,
+    valid_from             TEXT,
+    valid_to               TEXT,
+    declared_superseded_by TEXT,
+    superseded_by_version  INTEGER,
+    ingested_at            TEXT NOT NULL,
+    extra_json             TEXT NOT NULL,
+    is_latest              INTEGER NOT NULL,
+    UNIQUE (namespace, document_id, version_seq)
+);
+CREATE INDEX IF NOT EXISTS documents_by_id ON documents (namespace, document_id, is_latest);
+CREATE TABLE IF NOT EXISTS document_scopes (
+    scope TEXT NOT NULL,
+    doc   INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    PRIMARY KEY (scope, doc)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS document_scopes_by_doc ON document_scopes (doc);
+CREATE TABLE IF NOT EXISTS chunks (
+    id           INTEGER PRIMARY KEY,
+    chunk_id     TEXT NOT NULL UNIQUE,
+    namespace    TEXT NOT NULL,
+    doc          INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ordinal      INTEGER NOT NULL,
+    start_char   INTEGER NOT NULL,
+    end_char     INTEGER NOT NULL,
+    text         TEXT NOT NULL,
+    heading_path TEXT NOT NULL,
+    embedding    BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc);
+CREATE INDEX IF NOT EXISTS chunks_by_namespace ON chunks (namespace, id);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5 (
+    terms, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS nodes (
+    namespace   TEXT NOT NULL,
+    node_id     TEXT NOT NULL,
+    kind        TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    description TEXT,
+    PRIMARY KEY (namespace, node_id)
+);
+CREATE TABLE IF NOT EXISTS node_support (
+    namespace TEXT NOT NULL,
+    node_id   TEXT NOT NULL,
+    chunk     INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    PRIMARY KEY (namespace, node_id, chunk)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS node_support_by_chunk ON node_support (chunk);
+CREATE TABLE IF NOT EXISTS relations (
+    id            INTEGER PRIMARY KEY,
+    namespace     TEXT NOT NULL,
+    source_id     TEXT NOT NULL,
+    target_id     TEXT NOT NULL,
+    relation_type TEXT NOT NULL,
+    UNIQUE (namespace, source_id, relation_type, target_id)
+);
+CREATE TABLE IF NOT EXISTS relation_support (
+    relation INTEGER NOT NULL REFERENCES relations(id) ON DELETE CASCADE,
+    chunk    INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    PRIMARY KEY (relation, chunk)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS relation_support_by_chunk ON relation_support (chunk);
+"""
+
+
+def connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
+    """Open a connection with the store's settings; read connections refuse writes."""
+    try:
+        conn = sqlite3.connect(
+            path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        if read_only:
+            conn.execute("PRAGMA query_only = ON")
+    except sqlite3.Error as exc:
+        raise StoreUnavailableError(f"cannot open store {path}: {exc}") from exc
+    return conn
+
+
+def initialise(conn: sqlite3.Connection, path: Path) -> None:
+    """Create the schema in a new file, or check that an existing file is a graphctx store."""
+    try:
+        application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+    except sqlite3.DatabaseError as exc:
+        raise StoreCorruptError(f"{path} is not a readable SQLite database: {exc}") from exc
+    if has_tables and application_id != APPLICATION_ID:
+        raise StoreCorruptError(f"{path} is an SQLite file but not a graphctx store")
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("BEGIN IMMEDIATE")
+        for statement in _DDL.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+            (str(SCHEMA_VERSION),),
+        )
+        conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0')")
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise StoreUnavailableError(f"cannot initialise store {path}: {exc}") from exc
+    version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    if int(version) != SCHEMA_VERSION:
+        raise StoreCorruptError(
+            f"{path} has schema version {version}; this graphctx expects {SCHEMA_VERSION}"
+        )

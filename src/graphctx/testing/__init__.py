@@ -1,0 +1,1 @@
+"""Test helpers shipped with graphctx: the GraphStore conformance suite (needs pytest)."""

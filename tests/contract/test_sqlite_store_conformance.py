@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.testing.conformance import GraphStoreConformance
+
+
+class TestSqliteGraphStore(GraphStoreConformance):
+    @pytest.fixture
+    def store(self, runner: asyncio.Runner, tmp_path: Path) -> Iterator[SqliteGraphStore]:
+        store = SqliteGraphStore(tmp_path / "store.sqlite")
+        runner.run(store.open())
+        yield store
+        runner.run(store.close())
