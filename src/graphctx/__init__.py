@@ -1,11 +1,11 @@
 """graphctx: permission-aware GraphRAG context for AI agents.
 
-    import graphctx
-    with graphctx.open("company.graphctx") as ctx:
-        ctx.ingest_path("docs/", namespace="acme", scopes=["eng"])
-        bundle = ctx.retrieve(graphctx.ContextRequest(
-            query="How do I restart the payment gateway?", principal_id="sam",
-            allowed_scopes=["eng"], namespace="acme"))
+import graphctx
+with graphctx.open("company.graphctx") as ctx:
+    ctx.ingest_path("docs/", namespace="acme", scopes=["eng"])
+    bundle = ctx.retrieve(graphctx.ContextRequest(
+        query="How do I restart the payment gateway?", principal_id="sam",
+        allowed_scopes=["eng"], namespace="acme"))
 """
 
 from graphctx.contract import (

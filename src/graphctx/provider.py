@@ -40,7 +40,8 @@ from graphctx.contract import (
     UnanswerableReason,
 )
 from graphctx.embed import Embedder
-from graphctx.ingest.pipeline import IngestDefaults, IngestReport, ingest_path
+from graphctx.ingest.pipeline import IngestDefaults, IngestReport, ingest_path, ingest_sources
+from graphctx.ingest.source import SourceDocument
 from graphctx.retrieve.authorize import ScopeGrants, effective_scopes
 from graphctx.retrieve.candidates import gather_candidates
 from graphctx.retrieve.deadline import CANDIDATE_SHARE, Deadline
@@ -56,6 +57,7 @@ log = logging.getLogger("graphctx.provider")
 
 FUSED_POOL = 40  # fused candidates whose chunks are fetched and offered to the packer
 GATE_GRACE_S = 0.25  # the output gate always runs, even when the deadline has just passed
+STALE_RANK_PENALTY = 4  # places a stale item moves down the fused ranking
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,24 @@ class _Ranked:
     view: ChunkView
     candidate: FusedCandidate
     freshness: Freshness
+
+
+def demote_stale(ranked: list[_Ranked]) -> list[_Ranked]:
+    """Stale evidence moves STALE_RANK_PENALTY places down, and always below its successor."""
+    position_of_document: dict[str, int] = {}
+    for index, r in enumerate(ranked):
+        if r.freshness is not Freshness.STALE:
+            position_of_document.setdefault(r.view.document_id, index)
+
+    def key(item: tuple[int, _Ranked]) -> tuple[float, int]:
+        index, r = item
+        if r.freshness is not Freshness.STALE:
+            return (float(index), 0)
+        successor = r.view.superseded_by or r.view.document_id
+        after = position_of_document.get(successor, -1) + 0.5
+        return (max(index + STALE_RANK_PENALTY, after), 1)
+
+    return [r for _, r in sorted(enumerate(ranked), key=key)]
 
 
 class ContextProvider:
@@ -155,6 +175,12 @@ class ContextProvider:
     ) -> IngestReport:
         return await ingest_path(self.store, self.embedder, path, defaults, progress=progress)
 
+    async def aingest_sources(
+        self, sources: Sequence[SourceDocument], defaults: IngestDefaults
+    ) -> IngestReport:
+        """Ingest documents already in memory (the service's JSON and upload bodies)."""
+        return await ingest_sources(self.store, self.embedder, sources, Path("."), defaults)
+
     async def aretrieve(self, request: ContextRequest) -> ContextResponse:
         deadline = Deadline(request.timeout_ms)
         scopes = effective_scopes(
@@ -179,7 +205,9 @@ class ContextProvider:
         if not fused:
             timed_out = any(r.status is StageStatus.TIMED_OUT for r in found.reports)
             reason = (
-                UnanswerableReason.DEADLINE_EXCEEDED if timed_out else UnanswerableReason.NO_EVIDENCE
+                UnanswerableReason.DEADLINE_EXCEEDED
+                if timed_out
+                else UnanswerableReason.NO_EVIDENCE
             )
             return build.unanswerable(reason)
 
@@ -222,8 +250,7 @@ class ContextProvider:
                 build.dropped_for_freshness += 1
                 continue
             ranked.append(_Ranked(view, candidate, freshness))
-        # Stale evidence is demoted below every current or unknown item, never mixed in.
-        ranked.sort(key=lambda r: r.freshness is Freshness.STALE)
+        ranked = demote_stale(ranked)
         build.stage("fetch+freshness", StageStatus.OK, started, len(ranked))
         return ranked
 
@@ -248,8 +275,9 @@ class ContextProvider:
             visible, withheld = [], len(chosen)  # fail closed
         if withheld:
             build.denied.append(
-                Denial(stage="output_gate", reason=DenialReason.NOT_VISIBLE_AT_OUTPUT,
-                       count=withheld)
+                Denial(
+                    stage="output_gate", reason=DenialReason.NOT_VISIBLE_AT_OUTPUT, count=withheld
+                )
             )
             keep = {v.chunk_id for v in visible}
             packed = self._pack([r for r in ranked if r.view.chunk_id in keep], request.max_tokens)
@@ -362,7 +390,9 @@ def _item(block: Any, ranked: _Ranked) -> EvidenceItem:
         document_version=view.document_version,
         freshness=ranked.freshness,
         provenance_path=[
-            ProvenanceStep(kind=NodeKind.DOCUMENT, id=f"{view.document_id}@{view.document_version}"),
+            ProvenanceStep(
+                kind=NodeKind.DOCUMENT, id=f"{view.document_id}@{view.document_version}"
+            ),
             ProvenanceStep(kind=NodeKind.CHUNK, id=view.chunk_id, via="HAS_CHUNK"),
         ],
         retrieval_scores=RetrievalScores(

@@ -13,10 +13,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from graphctx.cli.render import render_bundle, render_ingest
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
+from graphctx.contract.parsing import parse_request
 from graphctx.contract.request import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS
 from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
 from graphctx.open import open_provider
@@ -66,7 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true")
 
     bench = sub.add_parser("bench", help="measure ingest and retrieval; write JSON results")
+    bench.add_argument("what", nargs="?", choices=["store", "lexical"], default="store")
     bench.add_argument("--out", type=Path, default=Path("bench-results"))
+    bench.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
     bench.add_argument("--sizes", default="10000,100000", help="chunk counts, comma separated")
     bench.add_argument("--queries", type=int, default=200)
     return parser
@@ -101,10 +102,14 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return run_demo(as_json=args.json)
     if args.command == "bench":
-        from graphctx.eval.bench import run_bench
+        from graphctx.eval.bench import default_data_dir, run_bench
+        from graphctx.eval.lexical import run_lexical_bench
 
+        data = args.data or default_data_dir()
+        if args.what == "lexical":
+            return run_lexical_bench(args.out, data)
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-        return run_bench(args.out, sizes=sizes, queries=args.queries)
+        return run_bench(args.out, sizes=sizes, queries=args.queries, data=data)
     with open_provider(args.store, grants=_grants(args)) as provider:
         if args.command == "ingest":
             report = provider.ingest_path(
@@ -130,8 +135,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "documents":
             for doc in provider.list_documents(args.namespace, args.scopes):
                 flag = " (superseded)" if doc.superseded else ""
-                print(f"{doc.document_id}\tv{doc.document_version}\t{doc.chunk_count} chunks"
-                      f"\t{doc.source_uri}{flag}")
+                print(
+                    f"{doc.document_id}\tv{doc.document_version}\t{doc.chunk_count} chunks"
+                    f"\t{doc.source_uri}{flag}"
+                )
             return 0
     raise AssertionError(f"unhandled command {args.command}")
 
@@ -148,20 +155,14 @@ def _request(args: argparse.Namespace) -> ContextRequest:
     }
     if args.trace_id:
         fields["trace_id"] = args.trace_id
-    try:
-        if args.freshness_required_at:
+    if args.freshness_required_at:
+        try:
             fields["freshness_required_at"] = datetime.fromisoformat(args.freshness_required_at)
-        return ContextRequest.model_validate(fields)
-    except ValueError as exc:
-        raise invalid_request_from(exc) from exc
-
-
-def invalid_request_from(exc: ValueError) -> InvalidRequestError:
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return InvalidRequestError(f"{where}: {first['msg']}", field=where or None)
-    return InvalidRequestError(str(exc))
+        except ValueError as exc:
+            raise InvalidRequestError(
+                f"freshness_required_at: {exc}", field="freshness_required_at"
+            ) from exc
+    return parse_request(fields)
 
 
 def _report_json(report: object) -> dict[str, object]:

@@ -16,7 +16,7 @@ from graphctx.open import open_provider
 from graphctx.retrieve.authorize import StaticGrants
 
 DEMO_NAMESPACE = "northwind"
-DEMO_MAX_TOKENS = 600
+DEMO_MAX_TOKENS = 1000
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Corpus: the real passages under the shared data folder (multi-hop QA corpora and Korean
 statutes, ~9.5k unique passages), cycled with fresh document ids up to each size and spread
 over ``SCOPE_COUNT`` scopes so every query runs the ACL pre-filter. Queries: the datasets'
-own questions (English and Korean), asked by principals holding 1–3 random scopes.
+own questions (English and Korean), asked by principals holding 1 to 3 random scopes.
 
 Each unique passage is embedded once (the measured embedding rate is reported); repeated
 passages reuse that vector, so the store write rate is measured separately and the
@@ -81,9 +81,7 @@ def load_passages(data: Path) -> tuple[list[Passage], list[str]]:
     return passages, questions
 
 
-def run_bench(
-    out: Path, *, sizes: list[int], queries: int, data: Path | None = None
-) -> int:
+def run_bench(out: Path, *, sizes: list[int], queries: int, data: Path | None = None) -> int:
     passages, questions = load_passages(data or default_data_dir())
     embedder = UniversalSentenceEncoderEmbedder()
     vectors, embed_rate = _embed_unique(embedder, passages)
@@ -111,8 +109,10 @@ def _embed_unique(
     texts = [p.text for p in passages]
     embedder.embed_documents(texts[:8])  # load the model outside the timing
     started = time.perf_counter()
-    parts = [embedder.embed_documents(texts[i : i + EMBED_BATCH])
-             for i in range(0, len(texts), EMBED_BATCH)]
+    parts = [
+        embedder.embed_documents(texts[i : i + EMBED_BATCH])
+        for i in range(0, len(texts), EMBED_BATCH)
+    ]
     elapsed = time.perf_counter() - started
     matrix = np.vstack(parts)
     return [matrix[i] for i in range(matrix.shape[0])], len(texts) / elapsed
@@ -134,11 +134,15 @@ async def _bench_size(
         for i in range(size):
             p = passages[i % len(passages)]
             scope = f"s{rng.randrange(SCOPE_COUNT)}"
-            await store.write_document(_document(p, i, scope), [_chunk(p, vectors[i % len(passages)])], "use")
+            await store.write_document(
+                _document(p, i, scope), [_chunk(p, vectors[i % len(passages)])], "use"
+            )
         write_s = time.perf_counter() - started
         write_rate = size / write_s
         provider = ContextProvider(
-            store, UniversalSentenceEncoderEmbedder(), default_token_counter(),
+            store,
+            UniversalSentenceEncoderEmbedder(),
+            default_token_counter(),
             CallerAssertedGrants(),
         )
         latencies, stages = await _run_queries(provider, questions, queries, rng)
@@ -164,8 +168,12 @@ async def _run_queries(
     for n in range(count + 5):
         scopes = rng.sample([f"s{i}" for i in range(SCOPE_COUNT)], rng.randint(1, 3))
         request = ContextRequest(
-            query=rng.choice(questions), principal_id="bench", allowed_scopes=scopes,
-            namespace=BENCH_NAMESPACE, max_tokens=1500, timeout_ms=10_000,
+            query=rng.choice(questions),
+            principal_id="bench",
+            allowed_scopes=scopes,
+            namespace=BENCH_NAMESPACE,
+            max_tokens=1500,
+            timeout_ms=10_000,
         )
         started = time.perf_counter()
         response = await provider.aretrieve(request)
@@ -188,10 +196,18 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 def _document(p: Passage, i: int, scope: str) -> NewDocument:
     digest = hashlib.sha256(p.text.encode("utf-8")).hexdigest()
     return NewDocument(
-        namespace=BENCH_NAMESPACE, document_id=f"{p.key}-{i}", source_uri=f"bench://{p.key}/{i}",
-        scopes=frozenset({scope}), source_version="1", title=p.title, media_type="record",
-        text=p.text, dates=DocumentDates(), declared_superseded_by=None,
-        content_hash=digest, metadata_hash=digest,
+        namespace=BENCH_NAMESPACE,
+        document_id=f"{p.key}-{i}",
+        source_uri=f"bench://{p.key}/{i}",
+        scopes=frozenset({scope}),
+        source_version="1",
+        title=p.title,
+        media_type="record",
+        text=p.text,
+        dates=DocumentDates(),
+        declared_superseded_by=None,
+        content_hash=digest,
+        metadata_hash=digest,
     )
 
 

@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,22 +84,41 @@ async def ingest_path(
     *,
     progress: bool = False,
 ) -> IngestReport:
+    """Load a file or folder and ingest every document in it; bad files are reported."""
     _validate_defaults(defaults)
     if not path.exists():
         raise InvalidRequestError(f"{path} does not exist", field="path")
     root = path if path.is_dir() else path.parent
-    report = IngestReport(namespace=defaults.namespace)
     started = time.monotonic()
     results = await asyncio.to_thread(lambda: list(load_path(path)))
-    for result in tqdm(results, desc="ingest", unit="doc", disable=not progress, leave=False):
-        if result.error is not None:
-            report.errors.append(FileError(result.origin, result.error.code, result.error.message))
-            continue
-        assert result.document is not None
+    errors = [
+        FileError(r.origin, r.error.code, r.error.message) for r in results if r.error is not None
+    ]
+    sources = [r.document for r in results if r.document is not None]
+    report = await ingest_sources(store, embedder, sources, root, defaults, progress=progress)
+    report.errors[:0] = errors
+    report.elapsed_s = time.monotonic() - started
+    return report
+
+
+async def ingest_sources(
+    store: GraphStore,
+    embedder: Embedder,
+    sources: Sequence[SourceDocument],
+    root: Path,
+    defaults: IngestDefaults,
+    *,
+    progress: bool = False,
+) -> IngestReport:
+    """Ingest already loaded documents (the HTTP face sends these); one transaction each."""
+    _validate_defaults(defaults)
+    report = IngestReport(namespace=defaults.namespace)
+    started = time.monotonic()
+    for source in tqdm(sources, desc="ingest", unit="doc", disable=not progress, leave=False):
         try:
-            outcome = await _ingest_one(store, embedder, result.document, root, defaults)
+            outcome = await _ingest_one(store, embedder, source, root, defaults)
         except InvalidDocumentError as exc:
-            report.errors.append(FileError(result.origin, exc.code, exc.message))
+            report.errors.append(FileError(source.origin, exc.code, exc.message))
             continue
         report.documents.append(outcome)
     report.elapsed_s = time.monotonic() - started
@@ -106,12 +126,12 @@ async def ingest_path(
 
 
 def _validate_defaults(defaults: IngestDefaults) -> None:
-    if not _NAMESPACE.match(defaults.namespace):
+    if not _NAMESPACE.fullmatch(defaults.namespace):
         raise InvalidRequestError(
             f"namespace {defaults.namespace!r} must match {NAMESPACE_PATTERN}", field="namespace"
         )
     for scope in defaults.scopes:
-        if not _SCOPE.match(scope):
+        if not _SCOPE.fullmatch(scope):
             raise InvalidRequestError(f"scope {scope!r} must match {NAME_PATTERN}", field="scopes")
 
 
@@ -124,10 +144,10 @@ async def _ingest_one(
 ) -> DocumentOutcome:
     document = build_document(source, root, defaults)
     latest = await store.latest_version(document.namespace, document.document_id)
-    if (
-        latest is not None
-        and (latest.content_hash, latest.metadata_hash, latest.scopes)
-        == (document.content_hash, document.metadata_hash, document.scopes)
+    if latest is not None and (latest.content_hash, latest.metadata_hash, latest.scopes) == (
+        document.content_hash,
+        document.metadata_hash,
+        document.scopes,
     ):
         return DocumentOutcome(
             source.origin, document.document_id, WriteOutcome.UNCHANGED, latest.version, 0
@@ -140,7 +160,10 @@ async def _ingest_one(
     ]
     written = await store.write_document(document, chunks, embedder.name)
     return DocumentOutcome(
-        source.origin, written.document_id, written.outcome, written.version,
+        source.origin,
+        written.document_id,
+        written.outcome,
+        written.version,
         written.chunks_written,
     )
 
@@ -174,8 +197,10 @@ def build_document(source: SourceDocument, root: Path, defaults: IngestDefaults)
         "title": meta.title,
         "source_version": meta.source_version,
         "media_type": source.media_type.value,
-        "dates": [d.isoformat() if d else None for d in (
-            dates.created_at, dates.updated_at, dates.valid_from, dates.valid_to)],
+        "dates": [
+            d.isoformat() if d else None
+            for d in (dates.created_at, dates.updated_at, dates.valid_from, dates.valid_to)
+        ],
         "superseded_by": meta.superseded_by,
         "extra": dict(sorted(meta.extra.items())),
     }

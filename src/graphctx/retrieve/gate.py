@@ -25,9 +25,7 @@ async def verify_visible(
     rechecked = await store.fetch_chunks(
         namespace, [v.chunk_id for v in views], scopes, deadline_at
     )
-    confirmed = {
-        v.chunk_id: v for v in rechecked if v.scopes & scopes
-    }
+    confirmed = {v.chunk_id: v for v in rechecked if v.scopes & scopes}
     kept = [
         v
         for v in views

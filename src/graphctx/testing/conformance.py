@@ -105,8 +105,13 @@ class GraphStoreConformance:
     def deadline() -> float:
         return time.monotonic() + FAR_FUTURE_S
 
-    def write(self, runner: asyncio.Runner, store: GraphStore, doc: NewDocument,
-              vector_seed: str | None = None) -> WriteOutcome:
+    def write(
+        self,
+        runner: asyncio.Runner,
+        store: GraphStore,
+        doc: NewDocument,
+        vector_seed: str | None = None,
+    ) -> WriteOutcome:
         result = runner.run(store.write_document(doc, paragraphs(doc.text, vector_seed), "test"))
         return result.outcome
 
@@ -116,13 +121,19 @@ class GraphStoreConformance:
     ) -> None:
         text = "First paragraph about payments.\n\nSecond paragraph 결제 재시작."
         self.write(runner, store, make_document(namespace, "doc-a", text, {"eng"}, title="A"))
-        hits = runner.run(store.fulltext_search(namespace, "payments", frozenset({"eng"}), 5,
-                                                self.deadline()))
-        views = runner.run(store.fetch_chunks(namespace, [h.chunk_id for h in hits],
-                                              frozenset({"eng"}), self.deadline()))
+        hits = runner.run(
+            store.fulltext_search(namespace, "payments", frozenset({"eng"}), 5, self.deadline())
+        )
+        views = runner.run(
+            store.fetch_chunks(
+                namespace, [h.chunk_id for h in hits], frozenset({"eng"}), self.deadline()
+            )
+        )
         assert [v.document_id for v in views] == ["doc-a"]
         view = views[0]
-        assert text[view.start_char : view.end_char] == view.text == "First paragraph about payments."
+        assert (
+            text[view.start_char : view.end_char] == view.text == "First paragraph about payments."
+        )
         assert view.scopes == frozenset({"eng"})
         assert view.source_uri == f"test://{namespace}/doc-a"
         assert view.superseded is False
@@ -130,18 +141,26 @@ class GraphStoreConformance:
     def test_fulltext_matches_two_syllable_korean_words_inside_longer_words(
         self, runner: asyncio.Runner, store: GraphStore, namespace: str
     ) -> None:
-        self.write(runner, store, make_document(namespace, "ko", "부당해고를 당했을 때 구제신청", {"hr"}))
+        self.write(
+            runner, store, make_document(namespace, "ko", "부당해고를 당했을 때 구제신청", {"hr"})
+        )
         self.write(runner, store, make_document(namespace, "tax", "종합소득세 세율 안내", {"hr"}))
-        hits = runner.run(store.fulltext_search(namespace, "해고", frozenset({"hr"}), 5,
-                                                self.deadline()))
+        hits = runner.run(
+            store.fulltext_search(namespace, "해고", frozenset({"hr"}), 5, self.deadline())
+        )
         assert [h.chunk_id.split("@")[0] for h in hits] == ["ko"]
 
     def test_fulltext_matches_english_inflections(
         self, runner: asyncio.Runner, store: GraphStore, namespace: str
     ) -> None:
-        self.write(runner, store, make_document(namespace, "en", "Restarting the gateways safely", {"e"}))
-        hits = runner.run(store.fulltext_search(namespace, "restart gateway", frozenset({"e"}), 5,
-                                                self.deadline()))
+        self.write(
+            runner, store, make_document(namespace, "en", "Restarting the gateways safely", {"e"})
+        )
+        hits = runner.run(
+            store.fulltext_search(
+                namespace, "restart gateway", frozenset({"e"}), 5, self.deadline()
+            )
+        )
         assert len(hits) == 1
 
     # --- ACL pre-filter ----------------------------------------------------------------------
@@ -149,34 +168,65 @@ class GraphStoreConformance:
         self, runner: asyncio.Runner, store: GraphStore, namespace: str
     ) -> None:
         for i in range(30):
-            self.write(runner, store, make_document(
-                namespace, f"secret-{i}", "payment gateway restart payment gateway restart", {"hr"}))
-        self.write(runner, store, make_document(
-            namespace, "visible", "notes mention a payment gateway once among other things", {"eng"}))
-        hits = runner.run(store.fulltext_search(namespace, "payment gateway restart",
-                                                frozenset({"eng"}), 3, self.deadline()))
+            self.write(
+                runner,
+                store,
+                make_document(
+                    namespace,
+                    f"secret-{i}",
+                    "payment gateway restart payment gateway restart",
+                    {"hr"},
+                ),
+            )
+        self.write(
+            runner,
+            store,
+            make_document(
+                namespace,
+                "visible",
+                "notes mention a payment gateway once among other things",
+                {"eng"},
+            ),
+        )
+        hits = runner.run(
+            store.fulltext_search(
+                namespace, "payment gateway restart", frozenset({"eng"}), 3, self.deadline()
+            )
+        )
         assert [h.chunk_id.split("@")[0] for h in hits] == ["visible"]
 
     def test_out_of_scope_lookalikes_never_take_a_vector_slot(
         self, runner: asyncio.Runner, store: GraphStore, namespace: str
     ) -> None:
         for i in range(30):
-            self.write(runner, store, make_document(namespace, f"secret-{i}", f"s{i}", {"hr"}),
-                       vector_seed="query")
-        self.write(runner, store, make_document(namespace, "visible", "v", {"eng"}),
-                   vector_seed="other")
-        hits = runner.run(store.vector_search(namespace, unit_vector("query"), frozenset({"eng"}),
-                                              1, self.deadline()))
+            self.write(
+                runner,
+                store,
+                make_document(namespace, f"secret-{i}", f"s{i}", {"hr"}),
+                vector_seed="query",
+            )
+        self.write(
+            runner, store, make_document(namespace, "visible", "v", {"eng"}), vector_seed="other"
+        )
+        hits = runner.run(
+            store.vector_search(
+                namespace, unit_vector("query"), frozenset({"eng"}), 1, self.deadline()
+            )
+        )
         assert [h.chunk_id.split("@")[0] for h in hits] == ["visible"]
 
     def test_fetch_never_returns_a_chunk_outside_the_scopes(
         self, runner: asyncio.Runner, store: GraphStore, namespace: str
     ) -> None:
         self.write(runner, store, make_document(namespace, "hr-doc", "salary bands", {"hr"}))
-        hits = runner.run(store.fulltext_search(namespace, "salary", frozenset({"hr"}), 5,
-                                                self.deadline()))
-        views = runner.run(store.fetch_chunks(namespace, [h.chunk_id for h in hits],
-                                              frozenset({"eng"}), self.deadline()))
+        hits = runner.run(
+            store.fulltext_search(namespace, "salary", frozenset({"hr"}), 5, self.deadline())
+        )
+        views = runner.run(
+            store.fetch_chunks(
+                namespace, [h.chunk_id for h in hits], frozenset({"eng"}), self.deadline()
+            )
+        )
         assert views == []
 
     def test_namespaces_are_hard_partitions(
@@ -184,10 +234,14 @@ class GraphStoreConformance:
     ) -> None:
         other = namespace + "x"
         self.write(runner, store, make_document(other, "doc", "payment gateway", {"eng"}))
-        hits = runner.run(store.fulltext_search(namespace, "payment", frozenset({"eng"}), 5,
-                                                self.deadline()))
-        vector_hits = runner.run(store.vector_search(namespace, unit_vector("payment gateway"),
-                                                     frozenset({"eng"}), 5, self.deadline()))
+        hits = runner.run(
+            store.fulltext_search(namespace, "payment", frozenset({"eng"}), 5, self.deadline())
+        )
+        vector_hits = runner.run(
+            store.vector_search(
+                namespace, unit_vector("payment gateway"), frozenset({"eng"}), 5, self.deadline()
+            )
+        )
         assert (hits, vector_hits) == ([], [])
 
     # --- versions, idempotency, delete --------------------------------------------------------
@@ -204,26 +258,40 @@ class GraphStoreConformance:
         self, runner: asyncio.Runner, store: GraphStore, namespace: str
     ) -> None:
         self.write(runner, store, make_document(namespace, "d", "broker is rabbitmq", {"eng"}))
-        outcome = self.write(runner, store, make_document(namespace, "d", "broker is kafka", {"eng"}))
+        outcome = self.write(
+            runner, store, make_document(namespace, "d", "broker is kafka", {"eng"})
+        )
         assert outcome is WriteOutcome.NEW_VERSION
-        hits = runner.run(store.fulltext_search(namespace, "broker", frozenset({"eng"}), 5,
-                                                self.deadline()))
-        views = runner.run(store.fetch_chunks(namespace, [h.chunk_id for h in hits],
-                                              frozenset({"eng"}), self.deadline()))
+        hits = runner.run(
+            store.fulltext_search(namespace, "broker", frozenset({"eng"}), 5, self.deadline())
+        )
+        views = runner.run(
+            store.fetch_chunks(
+                namespace, [h.chunk_id for h in hits], frozenset({"eng"}), self.deadline()
+            )
+        )
         by_text = {v.text: v for v in views}
         assert by_text["broker is rabbitmq"].superseded is True
         assert by_text["broker is kafka"].superseded is False
-        assert by_text["broker is rabbitmq"].document_version != by_text["broker is kafka"].document_version
+        assert (
+            by_text["broker is rabbitmq"].document_version
+            != by_text["broker is kafka"].document_version
+        )
 
     def test_declared_successor_marks_a_document_superseded(
         self, runner: asyncio.Runner, store: GraphStore, namespace: str
     ) -> None:
-        self.write(runner, store, make_document(namespace, "adr-3", "use rabbitmq", {"eng"},
-                                                superseded_by="adr-7"))
-        hits = runner.run(store.fulltext_search(namespace, "rabbitmq", frozenset({"eng"}), 5,
-                                                self.deadline()))
-        (view,) = runner.run(store.fetch_chunks(namespace, [hits[0].chunk_id],
-                                                frozenset({"eng"}), self.deadline()))
+        self.write(
+            runner,
+            store,
+            make_document(namespace, "adr-3", "use rabbitmq", {"eng"}, superseded_by="adr-7"),
+        )
+        hits = runner.run(
+            store.fulltext_search(namespace, "rabbitmq", frozenset({"eng"}), 5, self.deadline())
+        )
+        (view,) = runner.run(
+            store.fetch_chunks(namespace, [hits[0].chunk_id], frozenset({"eng"}), self.deadline())
+        )
         assert (view.superseded, view.superseded_by) == (True, "adr-7")
 
     def test_narrowed_scopes_apply_to_every_version(
@@ -233,8 +301,9 @@ class GraphStoreConformance:
         self.write(runner, store, make_document(namespace, "d", "v2 text", {"eng", "hr"}))
         outcome = self.write(runner, store, make_document(namespace, "d", "v2 text", {"hr"}))
         assert outcome is WriteOutcome.SCOPES_UPDATED
-        hits = runner.run(store.fulltext_search(namespace, "text", frozenset({"eng"}), 5,
-                                                self.deadline()))
+        hits = runner.run(
+            store.fulltext_search(namespace, "text", frozenset({"eng"}), 5, self.deadline())
+        )
         assert hits == []
 
     def test_delete_removes_every_version_and_its_graph_support(
@@ -242,15 +311,20 @@ class GraphStoreConformance:
     ) -> None:
         self.write(runner, store, make_document(namespace, "d", "kafka cluster", {"eng"}))
         self.write(runner, store, make_document(namespace, "d", "kafka cluster v2", {"eng"}))
-        hits = runner.run(store.fulltext_search(namespace, "kafka", frozenset({"eng"}), 5,
-                                                self.deadline()))
+        hits = runner.run(
+            store.fulltext_search(namespace, "kafka", frozenset({"eng"}), 5, self.deadline())
+        )
         node = KnowledgeNode("kafka", NodeKind.ENTITY, "Kafka", (hits[0].chunk_id,))
         runner.run(store.write_graph(namespace, [node], []))
         assert runner.run(store.delete_document(namespace, "d")) == 2
-        after = runner.run(store.fulltext_search(namespace, "kafka", frozenset({"eng"}), 5,
-                                                 self.deadline()))
-        nodes = runner.run(store.nodes_for_chunks(namespace, [hits[0].chunk_id],
-                                                  frozenset({"eng"}), self.deadline()))
+        after = runner.run(
+            store.fulltext_search(namespace, "kafka", frozenset({"eng"}), 5, self.deadline())
+        )
+        nodes = runner.run(
+            store.nodes_for_chunks(
+                namespace, [hits[0].chunk_id], frozenset({"eng"}), self.deadline()
+            )
+        )
         assert (after, nodes) == ([], [])
 
     # --- graph --------------------------------------------------------------------------------
@@ -259,30 +333,43 @@ class GraphStoreConformance:
     ) -> None:
         self.write(runner, store, make_document(namespace, "pub", "kafka public note", {"eng"}))
         self.write(runner, store, make_document(namespace, "sec", "kafka secret note", {"hr"}))
-        pub = runner.run(store.fulltext_search(namespace, "kafka", frozenset({"eng"}), 5,
-                                               self.deadline()))[0].chunk_id
-        sec = runner.run(store.fulltext_search(namespace, "kafka", frozenset({"hr"}), 5,
-                                               self.deadline()))[0].chunk_id
-        nodes = [KnowledgeNode("kafka", NodeKind.ENTITY, "Kafka", (pub, sec)),
-                 KnowledgeNode("payroll", NodeKind.CONCEPT, "Payroll", (sec,))]
-        runner.run(store.write_graph(namespace, nodes,
-                                     [Relation("payroll", "kafka", "DEPENDS_ON", (sec,))]))
-        seen = runner.run(store.nodes_for_chunks(namespace, [pub, sec], frozenset({"eng"}),
-                                                 self.deadline()))
+        pub = runner.run(
+            store.fulltext_search(namespace, "kafka", frozenset({"eng"}), 5, self.deadline())
+        )[0].chunk_id
+        sec = runner.run(
+            store.fulltext_search(namespace, "kafka", frozenset({"hr"}), 5, self.deadline())
+        )[0].chunk_id
+        nodes = [
+            KnowledgeNode("kafka", NodeKind.ENTITY, "Kafka", (pub, sec)),
+            KnowledgeNode("payroll", NodeKind.CONCEPT, "Payroll", (sec,)),
+        ]
+        runner.run(
+            store.write_graph(
+                namespace, nodes, [Relation("payroll", "kafka", "DEPENDS_ON", (sec,))]
+            )
+        )
+        seen = runner.run(
+            store.nodes_for_chunks(namespace, [pub, sec], frozenset({"eng"}), self.deadline())
+        )
         assert [(n.node_id, n.supporting_chunk_ids) for n in seen] == [("kafka", (pub,))]
 
     def test_graph_write_with_an_unknown_chunk_writes_nothing(
         self, runner: asyncio.Runner, store: GraphStore, namespace: str
     ) -> None:
         self.write(runner, store, make_document(namespace, "d", "kafka", {"eng"}))
-        hit = runner.run(store.fulltext_search(namespace, "kafka", frozenset({"eng"}), 5,
-                                               self.deadline()))[0].chunk_id
+        hit = runner.run(
+            store.fulltext_search(namespace, "kafka", frozenset({"eng"}), 5, self.deadline())
+        )[0].chunk_id
         good = KnowledgeNode("a", NodeKind.ENTITY, "A", (hit,))
         bad = KnowledgeNode("b", NodeKind.ENTITY, "B", ("no-such-chunk",))
         with pytest.raises((GraphctxError, ValueError)):
             runner.run(store.write_graph(namespace, [good, bad], []))
-        assert runner.run(store.nodes_for_chunks(namespace, [hit], frozenset({"eng"}),
-                                                 self.deadline())) == []
+        assert (
+            runner.run(
+                store.nodes_for_chunks(namespace, [hit], frozenset({"eng"}), self.deadline())
+            )
+            == []
+        )
 
     # --- limits -------------------------------------------------------------------------------
     def test_a_read_past_its_deadline_raises_stage_timeout(
@@ -290,8 +377,11 @@ class GraphStoreConformance:
     ) -> None:
         self.write(runner, store, make_document(namespace, "d", "kafka", {"eng"}))
         with pytest.raises(StageTimeout):
-            runner.run(store.fulltext_search(namespace, "kafka", frozenset({"eng"}), 5,
-                                             time.monotonic() - 1))
+            runner.run(
+                store.fulltext_search(
+                    namespace, "kafka", frozenset({"eng"}), 5, time.monotonic() - 1
+                )
+            )
 
     def test_mixing_embedding_dimensions_in_a_namespace_is_refused(
         self, runner: asyncio.Runner, store: GraphStore, namespace: str

@@ -9,7 +9,11 @@ from pydantic import ValidationError
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
 from graphctx.contract.request import MAX_QUERY_CHARS
 
-VALID: dict[str, Any] = {"query": "how to restart", "principal_id": "sam", "allowed_scopes": ["eng"]}
+VALID: dict[str, Any] = {
+    "query": "how to restart",
+    "principal_id": "sam",
+    "allowed_scopes": ["eng"],
+}
 
 
 def parse(**changes: Any) -> ContextRequest:

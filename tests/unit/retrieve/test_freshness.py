@@ -11,9 +11,19 @@ NOW = datetime(2026, 11, 29, tzinfo=UTC)
 
 def view(*, superseded: bool = False, **dates: datetime) -> ChunkView:
     return ChunkView(
-        chunk_id="d@1#0", document_id="d", document_version="1", source_uri="x://d", title=None,
-        text="t", start_char=0, end_char=1, ordinal=0, scopes=frozenset({"e"}),
-        dates=DocumentDates(**dates), superseded=superseded, superseded_by=None,
+        chunk_id="d@1#0",
+        document_id="d",
+        document_version="1",
+        source_uri="x://d",
+        title=None,
+        text="t",
+        start_char=0,
+        end_char=1,
+        ordinal=0,
+        scopes=frozenset({"e"}),
+        dates=DocumentDates(**dates),
+        superseded=superseded,
+        superseded_by=None,
     )
 
 

@@ -27,7 +27,9 @@ def test_a_chunk_found_by_both_retrievers_outranks_one_found_by_either() -> None
 
 
 @given(ids, ids)
-def test_fusion_is_deterministic_whatever_the_input_mapping_order(a: list[str], b: list[str]) -> None:
+def test_fusion_is_deterministic_whatever_the_input_mapping_order(
+    a: list[str], b: list[str]
+) -> None:
     one = fuse_rrf({RetrieverName.FULLTEXT: hits(a), RetrieverName.VECTOR: hits(b)})
     two = fuse_rrf({RetrieverName.VECTOR: hits(b), RetrieverName.FULLTEXT: hits(a)})
     assert one == two

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 _CJK = r"\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}_]+(?:['’][^\W{_CJK}_]+)*", re.UNICODE)
+_APOSTROPHES = "'\u2019"
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}_]+(?:[{_APOSTROPHES}][^\W{_CJK}_]+)*", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
 MAX_QUERY_TERMS = 64
 
@@ -29,7 +30,7 @@ def analyze(text: str) -> list[str]:
             else:
                 terms.extend(token[i : i + 2] for i in range(len(token) - 1))
         else:
-            terms.append(token.lower().replace("’", "'"))
+            terms.append(token.lower().replace("\u2019", "'"))
     return terms
 
 

@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS document_scopes (
 CREATE INDEX IF NOT EXISTS document_scopes_by_doc ON document_scopes (doc);
 CREATE TABLE IF NOT EXISTS chunks (
     id           INTEGER PRIMARY KEY,
-    chunk_id     TEXT NOT NULL UNIQUE,
+    chunk_id     TEXT NOT NULL,
     namespace    TEXT NOT NULL,
     doc          INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
     ordinal      INTEGER NOT NULL,
@@ -61,7 +61,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     end_char     INTEGER NOT NULL,
     text         TEXT NOT NULL,
     heading_path TEXT NOT NULL,
-    embedding    BLOB NOT NULL
+    embedding    BLOB NOT NULL,
+    UNIQUE (namespace, chunk_id)
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc);
 CREATE INDEX IF NOT EXISTS chunks_by_namespace ON chunks (namespace, id);
@@ -111,8 +112,10 @@ def connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         if read_only:
             conn.execute("PRAGMA query_only = ON")
-    except sqlite3.Error as exc:
+    except sqlite3.OperationalError as exc:
         raise StoreUnavailableError(f"cannot open store {path}: {exc}") from exc
+    except sqlite3.DatabaseError as exc:
+        raise StoreCorruptError(f"{path} is not a readable SQLite database: {exc}") from exc
     return conn
 
 

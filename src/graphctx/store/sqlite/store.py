@@ -175,7 +175,9 @@ class SqliteGraphStore:
     async def write_document(
         self, document: NewDocument, chunks: Sequence[NewChunk], embedder_name: str
     ) -> WriteResult:
-        return await self._write(lambda conn: _write_document(conn, document, chunks, embedder_name))
+        return await self._write(
+            lambda conn: _write_document(conn, document, chunks, embedder_name)
+        )
 
     async def delete_document(self, namespace: str, document_id: str) -> int:
         def work(conn: sqlite3.Connection) -> int:
@@ -310,8 +312,9 @@ class SqliteGraphStore:
                 support.setdefault(node_id, []).append(chunk_id)
                 info[node_id] = (kind, name, description)
             return [
-                KnowledgeNode(node_id, NodeKind(info[node_id][0]), info[node_id][1],
-                              tuple(chunks), None)
+                KnowledgeNode(
+                    node_id, NodeKind(info[node_id][0]), info[node_id][1], tuple(chunks), None
+                )
                 for node_id, chunks in support.items()
             ]
 
@@ -400,10 +403,22 @@ def _insert_document(conn: sqlite3.Connection, d: NewDocument, version: str, seq
                ingested_at, extra_json, is_latest)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, 1)""",
         (
-            d.namespace, d.document_id, version, seq, d.content_hash, d.metadata_hash,
-            d.source_uri, d.title, d.media_type, d.text, _iso(d.dates.created_at),
-            _iso(d.dates.updated_at), _iso(d.dates.valid_from), _iso(d.dates.valid_to),
-            d.declared_superseded_by, datetime.now(UTC).isoformat(),
+            d.namespace,
+            d.document_id,
+            version,
+            seq,
+            d.content_hash,
+            d.metadata_hash,
+            d.source_uri,
+            d.title,
+            d.media_type,
+            d.text,
+            _iso(d.dates.created_at),
+            _iso(d.dates.updated_at),
+            _iso(d.dates.valid_from),
+            _iso(d.dates.valid_to),
+            d.declared_superseded_by,
+            datetime.now(UTC).isoformat(),
             json.dumps(dict(d.extra), sort_keys=True, ensure_ascii=False),
         ),
     )
@@ -421,9 +436,15 @@ def _insert_chunk(
         """INSERT INTO chunks (chunk_id, namespace, doc, ordinal, start_char, end_char, text,
                heading_path, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (
-            f"{d.document_id}@{seq}#{chunk.ordinal}", d.namespace, doc_rowid, chunk.ordinal,
-            chunk.start_char, chunk.end_char, chunk.text,
-            json.dumps(list(chunk.heading_path), ensure_ascii=False), embedding.tobytes(),
+            f"{d.document_id}@{seq}#{chunk.ordinal}",
+            d.namespace,
+            doc_rowid,
+            chunk.ordinal,
+            chunk.start_char,
+            chunk.end_char,
+            chunk.text,
+            json.dumps(list(chunk.heading_path), ensure_ascii=False),
+            embedding.tobytes(),
         ),
     )
     terms = index_terms(" ".join([*chunk.heading_path, d.title or "", chunk.text]))
@@ -540,8 +561,25 @@ def _scopes_of(conn: sqlite3.Connection, docs: set[int]) -> dict[int, frozenset[
 
 
 def _view(row: tuple[object, ...], scopes: frozenset[str]) -> ChunkView:
-    (chunk_id, document_id, version, source_uri, title, text, start, end, ordinal, _doc,
-     created, updated, valid_from, valid_to, is_latest, declared, superseded_by_version) = row
+    (
+        chunk_id,
+        document_id,
+        version,
+        source_uri,
+        title,
+        text,
+        start,
+        end,
+        ordinal,
+        _doc,
+        created,
+        updated,
+        valid_from,
+        valid_to,
+        is_latest,
+        declared,
+        _superseded_by_version,
+    ) = row
     return ChunkView(
         chunk_id=str(chunk_id),
         document_id=str(document_id),

@@ -77,9 +77,6 @@ def top_k_visible(
         return []
     scores = data.matrix[rows] @ query.astype(np.float32, copy=False)
     k = min(limit, rows.size)
-    if k < rows.size:
-        best = np.argpartition(-scores, k - 1)[:k]
-    else:
-        best = np.arange(rows.size)
+    best = np.argpartition(-scores, k - 1)[:k] if k < rows.size else np.arange(rows.size)
     ordered = sorted(best.tolist(), key=lambda i: (-float(scores[i]), int(rows[i])))
     return [(int(data.chunk_rowids[rows[i]]), float(scores[i])) for i in ordered]

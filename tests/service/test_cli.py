@@ -1,0 +1,133 @@
+"""The CLI as users run it: a real process, real files, exit codes and stderr."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphctx.contract import ContextResponse, Freshness
+from graphctx.demo.run import corpus_path
+
+
+def graphctx(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "graphctx.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "demo.sqlite"
+    done = graphctx("--store", path, "ingest", corpus_path(), "--namespace", "nw")
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def test_search_json_prints_exactly_a_context_response(store: Path) -> None:
+    done = graphctx(
+        "--store",
+        store,
+        "search",
+        "which message broker for shipment events",
+        "--namespace",
+        "nw",
+        "--principal",
+        "sam",
+        "--scope",
+        "eng",
+        "--json",
+        "--max-tokens",
+        "900",
+    )
+    assert done.returncode == 0, done.stderr
+    response = ContextResponse.model_validate_json(done.stdout)
+    assert response.answerable
+    by_doc = {item.document_id: item.freshness for item in response.items}
+    assert by_doc.get("adr-0003") in (None, Freshness.STALE)
+    assert response.limits.used_tokens <= 900
+
+
+def test_restricted_documents_stay_out_of_a_narrower_principals_bundle(store: Path) -> None:
+    done = graphctx(
+        "--store",
+        store,
+        "search",
+        "payment gateway outage root cause",
+        "--namespace",
+        "nw",
+        "--principal",
+        "sam",
+        "--scope",
+        "eng",
+        "--json",
+    )
+    response = ContextResponse.model_validate_json(done.stdout)
+    assert not any(item.source_uri.count("/incidents/") for item in response.items)
+    assert not any(item.document_id.startswith("inc-") for item in response.items)
+
+
+def test_reingesting_reports_every_document_unchanged(store: Path) -> None:
+    done = graphctx("--store", store, "ingest", corpus_path(), "--namespace", "nw", "--json")
+    report = json.loads(done.stdout)
+    assert {d["outcome"] for d in report["documents"]} == {"unchanged"}
+    assert report["chunks_written"] == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["--max-tokens", "0"], "invalid_request"),
+        (["--timeout-ms", "-1"], "invalid_request"),
+        (["--freshness-required-at", "yesterday"], "invalid_request"),
+        (["--namespace", "../x"], "invalid_request"),
+    ],
+)
+def test_bad_search_input_is_a_one_line_typed_error(
+    store: Path, args: list[str], code: str
+) -> None:
+    done = graphctx("--store", store, "search", "q", "--principal", "p", "--scope", "eng", *args)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"graphctx: error [{code}]")
+    assert "Traceback" not in done.stderr
+
+
+def test_an_unknown_mode_is_rejected_by_the_parser(store: Path) -> None:
+    done = graphctx(
+        "--store", store, "search", "q", "--principal", "p", "--scope", "e", "--mode", "telepathy"
+    )
+    assert done.returncode == 2
+    assert "invalid choice" in done.stderr
+
+
+def test_a_file_that_is_not_a_store_is_reported_as_corrupt(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.sqlite"
+    bogus.write_bytes(b"this is not sqlite at all" * 100)
+    done = graphctx("--store", bogus, "documents", "--scope", "eng")
+    assert (done.returncode, done.stderr.split("]")[0]) == (3, "graphctx: error [store_corrupt")
+
+
+def test_a_store_in_a_missing_directory_is_unavailable(tmp_path: Path) -> None:
+    done = graphctx("--store", tmp_path / "nope" / "x.sqlite", "documents", "--scope", "eng")
+    assert (done.returncode, done.stderr.split("]")[0]) == (3, "graphctx: error [store_unavailable")
+
+
+def test_schema_prints_both_json_schemas() -> None:
+    done = graphctx("schema")
+    schemas = json.loads(done.stdout)
+    assert set(schemas) == {"ContextRequest", "ContextResponse"}
+
+
+def test_demo_shows_the_difference_between_two_principals() -> None:
+    done = graphctx("demo")
+    assert done.returncode == 0, done.stderr
+    assert "as dana" in done.stdout
+    assert "as sam" in done.stdout
+    assert "STALE" in done.stdout

