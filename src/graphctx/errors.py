@@ -8,7 +8,8 @@
     │   ├── AccessDeniedError          no effective scope is left for this principal
     │   ├── InvalidDocumentError       a document cannot be ingested (binary, bad UTF-8, ...)
     │   ├── NotFoundError              the namespace or document does not exist (or is not visible)
-    │   └── BudgetTooSmallError        the context budget leaves no room for evidence
+    │   ├── BudgetTooSmallError        the context budget leaves no room for evidence
+    │   └── AnswerContractError        a model answer broke the answer schema or cited unknown ids
     └── OperatorError                  the deployment is wrong or unhealthy
         ├── StoreUnavailableError      the store cannot be opened or reached (retryable)
         ├── StoreCorruptError          the store file is not a graphctx store or is damaged
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 __all__ = [
     "AccessDeniedError",
+    "AnswerContractError",
     "BudgetTooSmallError",
     "CallerError",
     "ConfigurationError",
@@ -86,6 +88,22 @@ class NotFoundError(CallerError):
 
 class BudgetTooSmallError(CallerError):
     code = "budget_too_small"
+
+
+class AnswerContractError(CallerError):
+    """A model answer broke the contract; reject it (or regenerate), never repair it silently.
+
+    Codes: ``invalid_answer`` (not the schema), ``unknown_citation_ids``,
+    ``answered_without_citations``, ``insufficient_with_citations``.
+    """
+
+    code = "invalid_answer"
+
+    def __init__(
+        self, message: str, *, code: str | None = None, unknown_ids: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message, code=code)
+        self.unknown_ids = unknown_ids
 
 
 class OperatorError(GraphctxError):

@@ -282,12 +282,10 @@ class ContextProvider:
             keep = {v.chunk_id for v in visible}
             packed = self._pack([r for r in ranked if r.view.chunk_id in keep], request.max_tokens)
         build.stage("pack+gate", StageStatus.OK, started, len(packed.blocks))
-        build.dropped_for_budget = sum(packed.dropped.values())
-        if not packed.blocks:
-            reason = (
-                UnanswerableReason.ALL_DENIED if withheld else UnanswerableReason.BUDGET_TOO_SMALL
-            )
-            return build.unanswerable(reason)
+        build.packing_drops = dict(packed.dropped)
+        reason = packed.unanswerable_reason
+        if reason is not None:
+            return build.unanswerable(UnanswerableReason.ALL_DENIED if withheld else reason)
         return build.answer(packed, by_id)
 
     def _pack(self, ranked: list[_Ranked], budget: int) -> PackResult:
@@ -327,7 +325,7 @@ class _ResponseBuilder:
         self.stages: list[StageReport] = []
         self.denied: list[Denial] = []
         self.dropped_for_freshness = 0
-        self.dropped_for_budget = 0
+        self.packing_drops: dict[str, int] = {}
 
     def stage(self, name: str, status: StageStatus, started: float, count: int = 0) -> None:
         elapsed = int((time.monotonic() - started) * 1000)
@@ -345,7 +343,7 @@ class _ResponseBuilder:
             embedder=self.provider.embedder.name,
             effective_scope_count=len(self.scopes),
             dropped_for_freshness=self.dropped_for_freshness,
-            dropped_for_budget=self.dropped_for_budget,
+            packing_drops=self.packing_drops,
         )
 
     def _limits(self, used_tokens: int) -> Limits:

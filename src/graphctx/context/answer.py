@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from graphctx.errors import GraphctxError
+from graphctx.errors import AnswerContractError
 
 __all__ = [
     "MAX_ANSWER_CHARS",
@@ -30,22 +30,6 @@ MAX_CLAIM_CHARS = 500
 CITATION_ID_PATTERN = r"^S[1-9][0-9]*$"
 
 AnswerStatus = Literal["answered", "insufficient_evidence"]
-
-
-class AnswerContractError(GraphctxError):
-    """A model answer broke the contract; reject it (or regenerate), never repair it silently.
-
-    Codes: ``invalid_answer`` (not the schema), ``unknown_citation_ids``,
-    ``answered_without_citations``, ``insufficient_with_citations``.
-    """
-
-    code = "invalid_answer"
-
-    def __init__(
-        self, message: str, *, code: str | None = None, unknown_ids: tuple[str, ...] = ()
-    ) -> None:
-        super().__init__(message, code=code)
-        self.unknown_ids = unknown_ids
 
 
 _STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)

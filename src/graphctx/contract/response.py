@@ -122,7 +122,7 @@ class Manifest(BaseModel):
     embedder: str
     effective_scope_count: Annotated[int, Field(ge=0)]
     dropped_for_freshness: Annotated[int, Field(ge=0)] = 0
-    dropped_for_budget: Annotated[int, Field(ge=0)] = 0
+    packing_drops: dict[str, int] = Field(default_factory=dict)  # reason -> count
 
 
 class ContextResponse(BaseModel):

@@ -44,8 +44,8 @@ def _trigram_query(text: str) -> str | None:
 
 ANALYSERS = (
     Analyser(
-        "cjk-bigram+porter (graphctx)",
-        "porter unicode61 remove_diacritics 2",
+        "cjk-bigram+snowball (graphctx)",
+        "unicode61 remove_diacritics 2",
         index_terms,
         match_expression,
     ),

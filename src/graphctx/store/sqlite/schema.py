@@ -67,8 +67,9 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc);
 CREATE INDEX IF NOT EXISTS chunks_by_namespace ON chunks (namespace, id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5 (
-    terms, tokenize = 'porter unicode61 remove_diacritics 2'
+    terms, tokenize = 'unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_vocab USING fts5vocab (chunk_fts, 'row');
 CREATE TABLE IF NOT EXISTS nodes (
     namespace   TEXT NOT NULL,
     node_id     TEXT NOT NULL,
@@ -98,7 +99,28 @@ CREATE TABLE IF NOT EXISTS relation_support (
     PRIMARY KEY (relation, chunk)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS relation_support_by_chunk ON relation_support (chunk);
+CREATE INDEX IF NOT EXISTS relations_by_target ON relations (namespace, target_id);
+CREATE TABLE IF NOT EXISTS node_names (
+    namespace TEXT NOT NULL,
+    key       TEXT NOT NULL,
+    node_id   TEXT NOT NULL,
+    PRIMARY KEY (namespace, key, node_id)
+) WITHOUT ROWID;
 """
+
+# Columns added by the graph layer; an older file gets them on open (ADD COLUMN only).
+_ADDED_COLUMNS = (
+    ("nodes", "node_type", "TEXT"),
+    ("node_support", "link", "TEXT NOT NULL DEFAULT 'SUPPORTS'"),
+    ("node_support", "role", "TEXT"),
+)
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    for table, column, declaration in _ADDED_COLUMNS:
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in present:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
 
 def connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
@@ -134,6 +156,7 @@ def initialise(conn: sqlite3.Connection, path: Path) -> None:
         for statement in _DDL.split(";"):
             if statement.strip():
                 conn.execute(statement)
+        _add_missing_columns(conn)
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         conn.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",

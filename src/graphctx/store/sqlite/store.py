@@ -13,7 +13,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
@@ -28,17 +28,27 @@ from graphctx.store.records import (
     ChunkView,
     DocumentDates,
     DocumentSummary,
+    EntityMatch,
+    ExpansionPolicy,
+    ExpansionResult,
     KnowledgeNode,
     NewChunk,
     NewDocument,
+    NodeText,
     Relation,
     StoredVersion,
     Vector,
     WriteOutcome,
     WriteResult,
+    name_key,
 )
-from graphctx.store.sqlite import schema
-from graphctx.store.sqlite.lexical import index_terms, match_expression
+from graphctx.store.sqlite import graph, schema
+from graphctx.store.sqlite.lexical import (
+    index_terms,
+    or_expression,
+    prune_common_terms,
+    query_terms,
+)
 from graphctx.store.sqlite.vectors import VectorCache, top_k_visible
 
 T = TypeVar("T")
@@ -202,8 +212,8 @@ class SqliteGraphStore:
     async def fulltext_search(
         self, namespace: str, query: str, scopes: frozenset[str], limit: int, deadline: float
     ) -> list[ChunkHit]:
-        expression = match_expression(query)
-        if expression is None or not scopes:
+        terms = query_terms(query)
+        if not terms or not scopes:
             return []
         clause, params = _scope_clause(scopes, "c.doc")
         sql = f"""
@@ -214,6 +224,16 @@ class SqliteGraphStore:
         """
 
         def work(conn: sqlite3.Connection) -> list[ChunkHit]:
+            marks = ", ".join("?" * len(terms))
+            frequency = dict(
+                conn.execute(
+                    f"SELECT term, doc FROM chunk_fts_vocab WHERE term IN ({marks})", terms
+                ).fetchall()
+            )
+            total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            expression = or_expression(prune_common_terms(terms, frequency, total))
+            if expression is None:
+                return []
             rows = conn.execute(sql, [expression, namespace, *params, limit]).fetchall()
             return [ChunkHit(chunk_id, -float(rank)) for chunk_id, rank in rows]
 
@@ -224,7 +244,6 @@ class SqliteGraphStore:
     ) -> list[ChunkHit]:
         if not scopes:
             return []
-        clause, params = _scope_clause(scopes, "d.id")
 
         def work(conn: sqlite3.Connection) -> list[ChunkHit]:
             generation = int(
@@ -236,14 +255,9 @@ class SqliteGraphStore:
                     f"query vector has dimension {vector.shape[0]} but namespace {namespace!r}"
                     f" stores {data.matrix.shape[1]}: use the embedder it was ingested with"
                 )
-            visible = conn.execute(
-                f"SELECT d.id FROM documents d WHERE d.namespace = ? AND {clause}",
-                [namespace, *params],
-            ).fetchall()
             if time.monotonic() > deadline:
                 raise StageTimeout("vector search passed its deadline")
-            docs = np.fromiter((r[0] for r in visible), dtype=np.int64, count=len(visible))
-            best = top_k_visible(data, vector, docs, limit)
+            best = top_k_visible(data, vector, scopes, limit)
             ids = _chunk_ids(conn, [rowid for rowid, _ in best])
             return [ChunkHit(ids[rowid], score) for rowid, score in best]
 
@@ -295,7 +309,7 @@ class SqliteGraphStore:
         clause, params = _scope_clause(scopes, "c.doc")
         id_marks = ", ".join("?" * len(chunk_ids))
         sql = f"""
-            SELECT n.node_id, n.kind, n.name, n.description, c.chunk_id
+            SELECT n.node_id, n.kind, n.name, n.node_type, c.chunk_id
             FROM node_support s
             JOIN chunks c ON c.id = s.chunk
             JOIN nodes n ON n.namespace = s.namespace AND n.node_id = s.node_id
@@ -306,19 +320,91 @@ class SqliteGraphStore:
         def work(conn: sqlite3.Connection) -> list[KnowledgeNode]:
             support: dict[str, list[str]] = {}
             info: dict[str, tuple[str, str, str | None]] = {}
-            for node_id, kind, name, description, chunk_id in conn.execute(
+            for node_id, kind, name, node_type, chunk_id in conn.execute(
                 sql, [namespace, *chunk_ids, *params]
             ):
                 support.setdefault(node_id, []).append(chunk_id)
-                info[node_id] = (kind, name, description)
+                info[node_id] = (kind, name, node_type)
+            texts = {t.node_id: t for t in graph.describe_nodes(conn, namespace, [*info], scopes)}
+            # Derived text rule: the name is shown only when every supporting document is
+            # visible; otherwise the node is named by its id.
             return [
                 KnowledgeNode(
-                    node_id, NodeKind(info[node_id][0]), info[node_id][1], tuple(chunks), None
+                    node_id,
+                    NodeKind(info[node_id][0]),
+                    texts[node_id].name or node_id if node_id in texts else node_id,
+                    tuple(chunks),
+                    None,
+                    node_type=info[node_id][2],
                 )
                 for node_id, chunks in support.items()
             ]
 
         return await self._read(work, deadline)
+
+    # --- graph layer -----------------------------------------------------------------------
+    async def expand(
+        self,
+        namespace: str,
+        anchors: Mapping[str, float],
+        scopes: frozenset[str],
+        policy: ExpansionPolicy,
+        deadline: float,
+    ) -> ExpansionResult:
+        if not anchors or not scopes:
+            return ExpansionResult(())
+        return await self._read(
+            lambda conn: graph.expand(conn, namespace, anchors, scopes, policy, deadline),
+            deadline,
+        )
+
+    async def neighbourhood(
+        self,
+        namespace: str,
+        node_ids: Sequence[str],
+        scopes: frozenset[str],
+        policy: ExpansionPolicy,
+        deadline: float,
+    ) -> ExpansionResult:
+        if not node_ids or not scopes:
+            return ExpansionResult(())
+        return await self._read(
+            lambda conn: graph.neighbourhood(conn, namespace, node_ids, scopes, policy, deadline),
+            deadline,
+        )
+
+    async def lookup_entities(
+        self,
+        namespace: str,
+        keys: Sequence[str],
+        scopes: frozenset[str],
+        limit: int,
+        deadline: float,
+    ) -> list[EntityMatch]:
+        return await self._read(
+            lambda conn: graph.lookup_entities(conn, namespace, keys, scopes, limit), deadline
+        )
+
+    async def describe_nodes(
+        self, namespace: str, node_ids: Sequence[str], scopes: frozenset[str], deadline: float
+    ) -> list[NodeText]:
+        return await self._read(
+            lambda conn: graph.describe_nodes(conn, namespace, node_ids, scopes), deadline
+        )
+
+    async def document_chunks(self, namespace: str, document_id: str) -> list[ChunkView]:
+        sql = f"""
+            SELECT {_VIEW_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.doc
+            WHERE d.namespace = ? AND d.document_id = ? AND d.is_latest = 1
+            ORDER BY c.ordinal
+        """
+
+        def work(conn: sqlite3.Connection) -> list[ChunkView]:
+            rows = conn.execute(sql, (namespace, document_id)).fetchall()
+            scope_map = _scopes_of(conn, {row[9] for row in rows})
+            return [_view(row, scope_map[row[9]]) for row in rows]
+
+        return await self._read(work, None)
 
 
 # --- helpers running inside a connection --------------------------------------------------
@@ -485,6 +571,11 @@ def _delete_orphan_nodes(conn: sqlite3.Connection, namespace: str) -> None:
            (SELECT node_id FROM node_support WHERE namespace = ?)""",
         (namespace, namespace),
     )
+    conn.execute(
+        """DELETE FROM node_names WHERE namespace = ? AND node_id NOT IN
+           (SELECT node_id FROM nodes WHERE namespace = ?)""",
+        (namespace, namespace),
+    )
 
 
 def _chunk_rowids(conn: sqlite3.Connection, namespace: str, chunk_ids: Sequence[str]) -> list[int]:
@@ -508,16 +599,37 @@ def _write_graph(
 ) -> None:
     for node in nodes:
         conn.execute(
-            """INSERT INTO nodes (namespace, node_id, kind, name, description)
-               VALUES (?, ?, ?, ?, ?) ON CONFLICT (namespace, node_id) DO UPDATE SET
-               kind = excluded.kind, name = excluded.name, description = excluded.description""",
-            (namespace, node.node_id, node.kind.value, node.name, node.description),
+            """INSERT INTO nodes (namespace, node_id, kind, name, description, node_type)
+               VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, node_id) DO UPDATE SET
+               kind = excluded.kind, name = excluded.name,
+               description = coalesce(excluded.description, nodes.description),
+               node_type = coalesce(excluded.node_type, nodes.node_type)""",
+            (
+                namespace,
+                node.node_id,
+                node.kind.value,
+                node.name,
+                node.description,
+                node.node_type,
+            ),
         )
+        keys = {name_key(n) for n in (node.name, *node.aliases)} - {""}
         conn.executemany(
-            "INSERT OR IGNORE INTO node_support (namespace, node_id, chunk) VALUES (?, ?, ?)",
+            "INSERT OR IGNORE INTO node_names (namespace, key, node_id) VALUES (?, ?, ?)",
+            [(namespace, key, node.node_id) for key in sorted(keys)],
+        )
+        roles = dict(node.support_roles)
+        rowids = _chunk_rowids(conn, namespace, node.supporting_chunk_ids)
+        # A chunk first recorded as a mere mention is upgraded by a stronger link.
+        conn.executemany(
+            """INSERT INTO node_support (namespace, node_id, chunk, link, role)
+               VALUES (?, ?, ?, ?, ?) ON CONFLICT (namespace, node_id, chunk) DO UPDATE SET
+               link = CASE WHEN node_support.link = 'MENTIONS' THEN excluded.link
+                           ELSE node_support.link END,
+               role = coalesce(excluded.role, node_support.role)""",
             [
-                (namespace, node.node_id, rowid)
-                for rowid in _chunk_rowids(conn, namespace, node.supporting_chunk_ids)
+                (namespace, node.node_id, rowid, node.support_link, roles.get(chunk_id))
+                for chunk_id, rowid in zip(node.supporting_chunk_ids, rowids, strict=True)
             ],
         )
     for rel in relations:
