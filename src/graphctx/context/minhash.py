@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,12 +66,8 @@ class MinHashSignature:
 
 
 def minhash_signature(text: str, shingle_size: int = 5) -> MinHashSignature:
-    hashes = np.array(
-        sorted(
-            int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=4).digest(), "big")
-            for s in shingles(text, shingle_size)
-        ),
-        dtype=np.uint64,
+    hashes = np.fromiter(
+        (zlib.crc32(s.encode("utf-8")) for s in shingles(text, shingle_size)), dtype=np.uint64
     )
     permuted = (np.outer(_A, hashes) + _B[:, None]) % _PRIME
     return MinHashSignature(tuple(int(v) for v in permuted.min(axis=1)))

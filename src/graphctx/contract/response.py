@@ -109,12 +109,26 @@ class RouteDecision(BaseModel):
     reasons: list[str]
 
 
+class ManifestBlock(BaseModel):
+    """One packed block, auditable without storing its text."""
+
+    model_config = _FROZEN
+
+    citation_id: str
+    chunk_id: str
+    document_version: str
+    tokens: Annotated[int, Field(ge=0)]
+    truncated: bool
+    content_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
 class Manifest(BaseModel):
-    """How the bundle was produced: route, stages, counters, models."""
+    """How the bundle was produced: route, stages, counters, models, packed blocks."""
 
     model_config = _FROZEN
 
     namespace: str
+    prompt_version: str
     route: RouteDecision
     stages: list[StageReport]
     partial: bool
@@ -123,6 +137,7 @@ class Manifest(BaseModel):
     effective_scope_count: Annotated[int, Field(ge=0)]
     dropped_for_freshness: Annotated[int, Field(ge=0)] = 0
     packing_drops: dict[str, int] = Field(default_factory=dict)  # reason -> count
+    blocks: list[ManifestBlock] = Field(default_factory=list)
 
 
 class ContextResponse(BaseModel):
