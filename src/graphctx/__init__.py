@@ -8,6 +8,7 @@ with graphctx.open("company.graphctx") as ctx:
         allowed_scopes=["eng"], namespace="acme"))
 """
 
+from graphctx.adapters import open_provider as open
 from graphctx.contract import (
     ContextRequest,
     ContextResponse,
@@ -17,7 +18,6 @@ from graphctx.contract import (
     UnanswerableReason,
 )
 from graphctx.errors import GraphctxError
-from graphctx.open import open_provider as open
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants, ScopeGrants, StaticGrants
 

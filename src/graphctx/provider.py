@@ -1,6 +1,6 @@
 """ContextProvider: the one orchestration facade over store, embedder and token counter.
 
-authorize -> route -> candidates -> fuse -> freshness -> pack -> output gate -> response.
+authorize -> route -> candidates -> fuse -> expand -> freshness -> pack -> output gate -> response.
 The core is async; ``retrieve`` / ``ingest_path`` are thin sync wrappers running on the
 provider's own event loop thread.
 """
@@ -18,7 +18,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from graphctx.context import Evidence, PackResult, TokenCounter, pack_to_budget
+from graphctx.context import (
+    PROMPT_VERSION,
+    Evidence,
+    PackedBlock,
+    PackResult,
+    TokenCounter,
+    build_manifest,
+    log_manifest,
+    pack_to_budget,
+)
 from graphctx.contract import (
     ContextRequest,
     ContextResponse,
@@ -28,6 +37,7 @@ from graphctx.contract import (
     Freshness,
     Limits,
     Manifest,
+    ManifestBlock,
     NodeKind,
     ProvenanceStep,
     RetrievalMode,
@@ -40,17 +50,23 @@ from graphctx.contract import (
     UnanswerableReason,
 )
 from graphctx.embed import Embedder
+from graphctx.errors import GraphctxError
+from graphctx.ingest.extract.port import GraphExtractor
+from graphctx.ingest.graph_file import GraphFileReport, ingest_graph_file
 from graphctx.ingest.pipeline import IngestDefaults, IngestReport, ingest_path, ingest_sources
 from graphctx.ingest.source import SourceDocument
 from graphctx.retrieve.authorize import ScopeGrants, effective_scopes
 from graphctx.retrieve.candidates import gather_candidates
-from graphctx.retrieve.deadline import CANDIDATE_SHARE, Deadline
+from graphctx.retrieve.deadline import CANDIDATE_SHARE, EXPANSION_SHARE, Deadline
+from graphctx.retrieve.entities import order_matches, query_keys
+from graphctx.retrieve.expansion import SEED_LIMIT, expand_graph
 from graphctx.retrieve.freshness import classify_freshness, meets_requirement
-from graphctx.retrieve.fusion import FusedCandidate, fuse_rrf
+from graphctx.retrieve.fusion import FusedCandidate, fuse_rrf, fuse_with_graph
 from graphctx.retrieve.gate import verify_visible
+from graphctx.retrieve.question_type import QuestionClass, classify_question
 from graphctx.retrieve.routing import plan_route
 from graphctx.store.port import GraphStore, StageTimeout
-from graphctx.store.records import ChunkView, DocumentSummary
+from graphctx.store.records import ChunkHit, ChunkView, DocumentSummary, EntityMatch, PathStep
 
 T = TypeVar("T")
 log = logging.getLogger("graphctx.provider")
@@ -58,6 +74,8 @@ log = logging.getLogger("graphctx.provider")
 FUSED_POOL = 40  # fused candidates whose chunks are fetched and offered to the packer
 GATE_GRACE_S = 0.25  # the output gate always runs, even when the deadline has just passed
 STALE_RANK_PENALTY = 4  # places a stale item moves down the fused ranking
+ENTITY_LOOKUP_SHARE = 0.1  # share of the deadline the router's entity lookup may use
+ENTITY_LOOKUP_LIMIT = 20
 
 
 @dataclass(frozen=True)
@@ -65,6 +83,7 @@ class _Ranked:
     view: ChunkView
     candidate: FusedCandidate
     freshness: Freshness
+    path: tuple[PathStep, ...] | None = None  # how the graph reached it, when it did
 
 
 def demote_stale(ranked: list[_Ranked]) -> list[_Ranked]:
@@ -157,11 +176,18 @@ class ContextProvider:
         scopes: Sequence[str] = (),
         source_uri_prefix: str | None = None,
         progress: bool = False,
+        extractor: GraphExtractor | None = None,
     ) -> IngestReport:
         defaults = IngestDefaults(
             namespace=namespace, scopes=tuple(scopes), source_uri_prefix=source_uri_prefix
         )
-        return self._run(self.aingest_path(Path(path), defaults, progress=progress))
+        return self._run(
+            self.aingest_path(Path(path), defaults, progress=progress, extractor=extractor)
+        )
+
+    def ingest_graph(self, path: Path | str, *, namespace: str = "default") -> GraphFileReport:
+        """Write a declared graph file (docs/graph-format.md); nothing is written on a problem."""
+        return self._run(ingest_graph_file(self.store, Path(path), namespace))
 
     def delete_document(self, namespace: str, document_id: str) -> int:
         return self._run(self.store.delete_document(namespace, document_id))
@@ -171,9 +197,16 @@ class ContextProvider:
 
     # --- async core --------------------------------------------------------------------------
     async def aingest_path(
-        self, path: Path, defaults: IngestDefaults, *, progress: bool = False
+        self,
+        path: Path,
+        defaults: IngestDefaults,
+        *,
+        progress: bool = False,
+        extractor: GraphExtractor | None = None,
     ) -> IngestReport:
-        return await ingest_path(self.store, self.embedder, path, defaults, progress=progress)
+        return await ingest_path(
+            self.store, self.embedder, path, defaults, progress=progress, extractor=extractor
+        )
 
     async def aingest_sources(
         self, sources: Sequence[SourceDocument], defaults: IngestDefaults
@@ -186,8 +219,12 @@ class ContextProvider:
         scopes = effective_scopes(
             self.grants, request.namespace, request.principal_id, request.allowed_scopes
         )
-        route = plan_route(request.retrieval_mode, graph_available=False)
+        question = classify_question(request.query)
+        entities, lookup_report = await self._lookup_entities(request, scopes, deadline)
+        route = plan_route(request.retrieval_mode, question=question, entities=entities)
         build = _ResponseBuilder(self, request, deadline, route, scopes)
+        if lookup_report is not None:
+            build.stages.append(lookup_report)
         if request.retrieval_mode is RetrievalMode.TEXT2CYPHER:
             return build.unanswerable(UnanswerableReason.MODE_UNSUPPORTED)
 
@@ -201,7 +238,12 @@ class ContextProvider:
             deadline.slice_at(CANDIDATE_SHARE),
         )
         build.stages.extend(found.reports)
-        fused = fuse_rrf(found.ranked)[:FUSED_POOL]
+        fused = fuse_rrf(found.ranked)
+        if RetrieverName.GRAPH in route.retrievers:
+            fused = await self._expand(
+                request, scopes, question, entities, found.ranked, fused, deadline, build
+            )
+        fused = fused[:FUSED_POOL]
         if not fused:
             timed_out = any(r.status is StageStatus.TIMED_OUT for r in found.reports)
             reason = (
@@ -221,6 +263,69 @@ class ContextProvider:
                 else UnanswerableReason.NO_EVIDENCE
             )
         return await self._pack_and_gate(request, scopes, ranked, deadline, build)
+
+    async def _lookup_entities(
+        self, request: ContextRequest, scopes: frozenset[str], deadline: Deadline
+    ) -> tuple[list[EntityMatch], StageReport | None]:
+        """Query terms that name visible entities (for routing and as expansion seeds)."""
+        if request.retrieval_mode not in (RetrievalMode.AUTO, RetrievalMode.GRAPH):
+            return [], None
+        started = time.monotonic()
+        status, detail, matches = StageStatus.OK, None, []
+        try:
+            matches = await self.store.lookup_entities(
+                request.namespace,
+                query_keys(request.query),
+                scopes,
+                ENTITY_LOOKUP_LIMIT,
+                deadline.slice_at(ENTITY_LOOKUP_SHARE),
+            )
+        except StageTimeout:
+            status, detail = StageStatus.TIMED_OUT, "ran out of its deadline slice"
+        except GraphctxError as exc:
+            status, detail = StageStatus.FAILED, exc.code
+        report = StageReport(
+            stage="route.entities",
+            status=status,
+            elapsed_ms=int((time.monotonic() - started) * 1000),
+            candidates=len(matches),
+            detail=detail,
+        )
+        return matches, report
+
+    async def _expand(
+        self,
+        request: ContextRequest,
+        scopes: frozenset[str],
+        question: QuestionClass,
+        entities: list[EntityMatch],
+        found: dict[RetrieverName, list[ChunkHit]],
+        fused: list[FusedCandidate],
+        deadline: Deadline,
+        build: _ResponseBuilder,
+    ) -> list[FusedCandidate]:
+        """Graph expansion; its hits join the fusion as a third ranked list."""
+        seeds = list(dict.fromkeys(m.node_id for m in order_matches(entities)))[:SEED_LIMIT]
+        graph = await expand_graph(
+            self.store,
+            request.namespace,
+            fused,
+            seeds,
+            question,
+            scopes,
+            deadline.slice_at(EXPANSION_SHARE),
+            mode=request.retrieval_mode,
+        )
+        build.stages.append(graph.report)
+        if graph.withheld:
+            build.denied.append(
+                Denial(stage="expand", reason=DenialReason.OUT_OF_SCOPE, count=graph.withheld)
+            )
+        if not graph.hits:
+            build.add_route_reason("graph expansion found nothing visible: plain hybrid results")
+            return fused
+        build.graph_paths = graph.paths
+        return fuse_with_graph(found, graph.hits, graph.anchors)
 
     async def _rank_fresh(
         self,
@@ -249,7 +354,9 @@ class ContextProvider:
             if not meets_requirement(view, freshness, request.freshness_required_at):
                 build.dropped_for_freshness += 1
                 continue
-            ranked.append(_Ranked(view, candidate, freshness))
+            ranked.append(
+                _Ranked(view, candidate, freshness, build.graph_paths.get(candidate.chunk_id))
+            )
         ranked = demote_stale(ranked)
         build.stage("fetch+freshness", StageStatus.OK, started, len(ranked))
         return ranked
@@ -300,6 +407,7 @@ class ContextProvider:
                 end_char=r.view.end_char,
                 rank=rank,
                 freshness=r.freshness,
+                on_graph_path=r.path is not None,
             )
             for rank, r in enumerate(ranked)
         ]
@@ -326,6 +434,11 @@ class _ResponseBuilder:
         self.denied: list[Denial] = []
         self.dropped_for_freshness = 0
         self.packing_drops: dict[str, int] = {}
+        self.graph_paths: dict[str, tuple[PathStep, ...]] = {}
+        self.blocks: list[ManifestBlock] = []
+
+    def add_route_reason(self, reason: str) -> None:
+        self.route = self.route.model_copy(update={"reasons": [*self.route.reasons, reason]})
 
     def stage(self, name: str, status: StageStatus, started: float, count: int = 0) -> None:
         elapsed = int((time.monotonic() - started) * 1000)
@@ -336,6 +449,7 @@ class _ResponseBuilder:
     def _manifest(self) -> Manifest:
         return Manifest(
             namespace=self.request.namespace,
+            prompt_version=PROMPT_VERSION,
             route=self.route,
             stages=self.stages,
             partial=any(s.status is not StageStatus.OK for s in self.stages),
@@ -344,6 +458,7 @@ class _ResponseBuilder:
             effective_scope_count=len(self.scopes),
             dropped_for_freshness=self.dropped_for_freshness,
             packing_drops=self.packing_drops,
+            blocks=self.blocks,
         )
 
     def _limits(self, used_tokens: int) -> Limits:
@@ -367,6 +482,19 @@ class _ResponseBuilder:
 
     def answer(self, packed: PackResult, by_id: dict[str, _Ranked]) -> ContextResponse:
         items = [_item(block, by_id[block.evidence.evidence_id]) for block in packed.blocks]
+        audit = build_manifest(packed, include_text_hashes=True)
+        log_manifest(audit, trace_id=self.request.trace_id)
+        self.blocks = [
+            ManifestBlock(
+                citation_id=b.source_id,
+                chunk_id=b.evidence_id,
+                document_version=b.document_version,
+                tokens=b.tokens,
+                truncated=b.truncated,
+                content_sha256=b.content_sha256 or "",
+            )
+            for b in audit.blocks
+        ]
         return ContextResponse(
             answerable=True,
             items=items,
@@ -377,7 +505,7 @@ class _ResponseBuilder:
         )
 
 
-def _item(block: Any, ranked: _Ranked) -> EvidenceItem:
+def _item(block: PackedBlock, ranked: _Ranked) -> EvidenceItem:
     view, candidate = ranked.view, ranked.candidate
     return EvidenceItem(
         citation_id=block.citation_id,
@@ -387,18 +515,24 @@ def _item(block: Any, ranked: _Ranked) -> EvidenceItem:
         chunk_id=view.chunk_id,
         document_version=view.document_version,
         freshness=ranked.freshness,
-        provenance_path=[
-            ProvenanceStep(
-                kind=NodeKind.DOCUMENT, id=f"{view.document_id}@{view.document_version}"
-            ),
-            ProvenanceStep(kind=NodeKind.CHUNK, id=view.chunk_id, via="HAS_CHUNK"),
-        ],
+        provenance_path=_provenance(view, ranked.path),
         retrieval_scores=RetrievalScores(
             vector=candidate.scores.get(RetrieverName.VECTOR),
             fulltext=candidate.scores.get(RetrieverName.FULLTEXT),
+            graph=candidate.scores.get(RetrieverName.GRAPH),
             fused=candidate.fused,
         ),
         span=Span(start_char=block.start_char, end_char=block.end_char),
         truncated=block.truncated,
         tokens=block.tokens,
     )
+
+
+def _provenance(view: ChunkView, path: tuple[PathStep, ...] | None) -> list[ProvenanceStep]:
+    """Document -> chunk for search hits; the graph path (anchor ... -> chunk) otherwise."""
+    if path:
+        return [ProvenanceStep(kind=step.kind, id=step.id, via=step.via) for step in path]
+    return [
+        ProvenanceStep(kind=NodeKind.DOCUMENT, id=f"{view.document_id}@{view.document_version}"),
+        ProvenanceStep(kind=NodeKind.CHUNK, id=view.chunk_id, via="HAS_CHUNK"),
+    ]

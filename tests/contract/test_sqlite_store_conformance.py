@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from graphctx.store.sqlite.store import SqliteGraphStore
-from graphctx.testing.conformance import GraphStoreConformance
+from graphctx.testing.conformance import GraphLayerConformance, GraphStoreConformance
 
 
-class TestSqliteGraphStore(GraphStoreConformance):
+class TestSqliteGraphStore(GraphStoreConformance, GraphLayerConformance):
     @pytest.fixture
     def store(self, runner: asyncio.Runner, tmp_path: Path) -> Iterator[SqliteGraphStore]:
         store = SqliteGraphStore(tmp_path / "store.sqlite")

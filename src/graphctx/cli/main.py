@@ -13,13 +13,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from graphctx.adapters import open_provider
 from graphctx.cli.render import render_bundle, render_ingest
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
 from graphctx.contract.parsing import parse_request
 from graphctx.contract.request import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS
 from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
-from graphctx.open import open_provider
 from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
+from graphctx.server.cli import add_server_commands, run_server_command
 
 DEFAULT_STORE = "graphctx.sqlite"
 
@@ -65,11 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true")
 
     bench = sub.add_parser("bench", help="measure ingest and retrieval; write JSON results")
-    bench.add_argument("what", nargs="?", choices=["store", "lexical"], default="store")
+    bench.add_argument("what", nargs="?", choices=["store", "lexical", "http"], default="store")
     bench.add_argument("--out", type=Path, default=Path("bench-results"))
     bench.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
     bench.add_argument("--sizes", default="10000,100000", help="chunk counts, comma separated")
     bench.add_argument("--queries", type=int, default=200)
+    bench.add_argument("--clients", type=int, default=50, help="http: concurrent clients")
+    bench.add_argument("--requests", type=int, default=2000, help="http: requests in total")
+
+    add_server_commands(sub)
     return parser
 
 
@@ -90,6 +95,8 @@ def _grants(args: argparse.Namespace) -> ScopeGrants | None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    if args.command in ("serve", "keys"):
+        return run_server_command(args)
     if args.command == "schema":
         schemas = {
             "ContextRequest": ContextRequest.model_json_schema(),
@@ -108,6 +115,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         data = args.data or default_data_dir()
         if args.what == "lexical":
             return run_lexical_bench(args.out, data)
+        if args.what == "http":
+            from graphctx.server.loadbench import run_load_bench
+
+            run_load_bench(clients=args.clients, requests=args.requests, out=args.out / "http.json")
+            return 0
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
         return run_bench(args.out, sizes=sizes, queries=args.queries, data=data)
     with open_provider(args.store, grants=_grants(args)) as provider:

@@ -17,8 +17,9 @@ from graphctx.context.answer import (
 from graphctx.context.budget import BudgetPlan, compute_evidence_budget, plan_budget
 from graphctx.context.builder import ContextBundle, build_context
 from graphctx.context.citations import ResolvedCitation, resolve_citations
-from graphctx.context.estimate import EstimatingCounter
+from graphctx.context.estimate import EstimateTarget, EstimatingCounter
 from graphctx.context.evidence import (
+    DEFAULT_PACKING_POLICY,
     DropReason,
     Evidence,
     PackedBlock,
@@ -40,6 +41,7 @@ from graphctx.context.rendering import (
     wrapper_tokens,
 )
 from graphctx.context.tokens import (
+    ExactEncoding,
     HuggingFaceTokenCounter,
     PureTiktokenCounter,
     TiktokenCounter,
@@ -49,6 +51,7 @@ from graphctx.context.tokens import (
 )
 
 __all__ = [
+    "DEFAULT_PACKING_POLICY",
     "PROMPT_VERSION",
     "SYSTEM_INSTRUCTION",
     "AnswerContractError",
@@ -62,8 +65,10 @@ __all__ = [
     "ContextBundle",
     "ContextManifest",
     "DropReason",
+    "EstimateTarget",
     "EstimatingCounter",
     "Evidence",
+    "ExactEncoding",
     "HuggingFaceTokenCounter",
     "ModelCall",
     "PackResult",

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphctx.context.budget import BudgetPlan
-from graphctx.context.evidence import Evidence, PackingPolicy, PackResult
+from graphctx.context.evidence import DEFAULT_PACKING_POLICY, Evidence, PackingPolicy, PackResult
 from graphctx.context.manifest import ContextManifest, build_manifest
 from graphctx.context.packing import pack_to_budget
 from graphctx.context.rendering import ChatMessage, render_context, render_messages
@@ -28,7 +28,7 @@ def build_context(
     counter: TokenCounter,
     *,
     budget_tokens: int,
-    policy: PackingPolicy | None = None,
+    policy: PackingPolicy = DEFAULT_PACKING_POLICY,
     plan: BudgetPlan | None = None,
     include_text_hashes: bool = False,
 ) -> ContextBundle:

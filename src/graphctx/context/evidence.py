@@ -10,6 +10,7 @@ from types import MappingProxyType
 from graphctx.contract import Freshness, UnanswerableReason
 
 __all__ = [
+    "DEFAULT_PACKING_POLICY",
     "DropReason",
     "Evidence",
     "PackResult",
@@ -123,6 +124,9 @@ class PackingPolicy:
             raise ValueError("near_duplicate_threshold must be in (0, 1]")
         if self.shingle_chars < 1:
             raise ValueError("shingle_chars must be at least 1")
+
+
+DEFAULT_PACKING_POLICY = PackingPolicy()
 
 
 @dataclass(frozen=True)

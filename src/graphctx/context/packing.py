@@ -21,7 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from graphctx.context.dedup import DuplicateFilter, drop_unusable_and_repeated
-from graphctx.context.evidence import DropReason, Evidence, PackedBlock, PackingPolicy, PackResult
+from graphctx.context.evidence import (
+    DEFAULT_PACKING_POLICY,
+    DropReason,
+    Evidence,
+    PackedBlock,
+    PackingPolicy,
+    PackResult,
+)
 from graphctx.context.minhash import MinHashSignature
 from graphctx.context.rendering import render_block
 from graphctx.context.tokens import TokenCounter
@@ -141,14 +148,13 @@ def pack_to_budget(
     evidence: Sequence[Evidence],
     budget_tokens: int,
     counter: TokenCounter,
-    policy: PackingPolicy | None = None,
+    policy: PackingPolicy = DEFAULT_PACKING_POLICY,
 ) -> PackResult:
     """Pack ranked, ACL-checked evidence into at most ``budget_tokens`` rendered tokens.
 
     Never raises for a small budget: an empty result's ``unanswerable_reason`` tells the caller
     whether there was no evidence or no room for it.
     """
-    policy = policy or PackingPolicy()
     budget = max(0, budget_tokens)
     dropped: Counter[str] = Counter()
     survivors = drop_unusable_and_repeated(evidence, dropped)

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import yaml
 
+from graphctx.adapters import open_provider
 from graphctx.cli.render import render_bundle, render_ingest
 from graphctx.contract import ContextRequest, ContextResponse
-from graphctx.open import open_provider
+from graphctx.ingest.extract import OfflineExtractor
 from graphctx.retrieve.authorize import StaticGrants
 
 DEMO_NAMESPACE = "northwind"
@@ -36,6 +37,11 @@ def corpus_path() -> Path:
     return Path(str(resources.files("graphctx.demo") / "corpus"))
 
 
+def graph_path() -> Path:
+    """The declared service dependency graph over the corpus (docs/graph-format.md)."""
+    return Path(str(resources.files("graphctx.demo") / "graph" / "services.yaml"))
+
+
 def load_script() -> DemoScript:
     raw = yaml.safe_load((resources.files("graphctx.demo") / "questions.yaml").read_text("utf-8"))
     grants = {p["id"]: frozenset(p["scopes"]) for p in raw["principals"]}
@@ -51,10 +57,18 @@ def run_demo(*, as_json: bool = False, store_dir: Path | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="graphctx-demo-") as tmp:
         store = (store_dir or Path(tmp)) / "demo.sqlite"
         with open_provider(store, grants=StaticGrants(script.grants)) as provider:
-            report = provider.ingest_path(corpus_path(), namespace=DEMO_NAMESPACE)
+            report = provider.ingest_path(
+                corpus_path(), namespace=DEMO_NAMESPACE, extractor=OfflineExtractor()
+            )
+            graph = provider.ingest_graph(graph_path(), namespace=DEMO_NAMESPACE)
             bundles: list[dict[str, object]] = []
             if not as_json:
-                print(render_ingest(report), end="\n\n")
+                print(render_ingest(report))
+                print(
+                    f"graph: {graph.nodes} declared nodes, {graph.relations} relations"
+                    f" ({Path(graph.path).name})",
+                    end="\n\n",
+                )
             for question in script.questions:
                 if not as_json:
                     print(f"### {question.query}\n    ({question.note})\n")

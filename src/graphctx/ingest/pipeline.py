@@ -22,6 +22,7 @@ from graphctx.contract.request import NAME_PATTERN, NAMESPACE_PATTERN
 from graphctx.embed import Embedder
 from graphctx.errors import InvalidDocumentError, InvalidRequestError
 from graphctx.ingest.chunking import chunk_document
+from graphctx.ingest.extract.port import ExtractionReport, GraphExtractor, extract_written
 from graphctx.ingest.loaders import load_path
 from graphctx.ingest.source import SourceDocument
 from graphctx.store.port import GraphStore
@@ -67,6 +68,7 @@ class IngestReport:
     documents: list[DocumentOutcome] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     elapsed_s: float = 0.0
+    graph: ExtractionReport | None = None  # when an extractor ran over the written documents
 
     @property
     def chunks_written(self) -> int:
@@ -83,6 +85,7 @@ async def ingest_path(
     defaults: IngestDefaults,
     *,
     progress: bool = False,
+    extractor: GraphExtractor | None = None,
 ) -> IngestReport:
     """Load a file or folder and ingest every document in it; bad files are reported."""
     _validate_defaults(defaults)
@@ -95,7 +98,9 @@ async def ingest_path(
         FileError(r.origin, r.error.code, r.error.message) for r in results if r.error is not None
     ]
     sources = [r.document for r in results if r.document is not None]
-    report = await ingest_sources(store, embedder, sources, root, defaults, progress=progress)
+    report = await ingest_sources(
+        store, embedder, sources, root, defaults, progress=progress, extractor=extractor
+    )
     report.errors[:0] = errors
     report.elapsed_s = time.monotonic() - started
     return report
@@ -109,11 +114,17 @@ async def ingest_sources(
     defaults: IngestDefaults,
     *,
     progress: bool = False,
+    extractor: GraphExtractor | None = None,
 ) -> IngestReport:
-    """Ingest already loaded documents (the HTTP face sends these); one transaction each."""
+    """Ingest already loaded documents (the HTTP face sends these); one transaction each.
+
+    With an ``extractor``, the documents written (added or new versions) then go through
+    graph extraction, written in one more transaction; unchanged documents keep their graph.
+    """
     _validate_defaults(defaults)
     report = IngestReport(namespace=defaults.namespace)
     started = time.monotonic()
+    written: list[tuple[SourceDocument, str]] = []
     for source in tqdm(sources, desc="ingest", unit="doc", disable=not progress, leave=False):
         try:
             outcome = await _ingest_one(store, embedder, source, root, defaults)
@@ -121,6 +132,10 @@ async def ingest_sources(
             report.errors.append(FileError(source.origin, exc.code, exc.message))
             continue
         report.documents.append(outcome)
+        if outcome.outcome in (WriteOutcome.ADDED, WriteOutcome.NEW_VERSION):
+            written.append((source, outcome.document_id))
+    if extractor is not None and written:
+        report.graph = await extract_written(store, extractor, defaults.namespace, written, root)
     report.elapsed_s = time.monotonic() - started
     return report
 

@@ -37,3 +37,62 @@ def fuse_rrf(
             ranks.setdefault(hit.chunk_id, {})[retriever] = position
     order = sorted(fused, key=lambda cid: (-fused[cid], min(ranks[cid].values()), cid))
     return [FusedCandidate(cid, fused[cid], scores[cid], ranks[cid]) for cid in order]
+
+
+GRAPH_WEIGHT = 1.0  # the graph list's vote in fusion, relative to one search retriever
+
+
+def fuse_with_graph(
+    ranked: Mapping[RetrieverName, Sequence[ChunkHit]],
+    graph_hits: Sequence[ChunkHit],
+    anchors: Sequence[str] = (),
+    *,
+    weight: float = GRAPH_WEIGHT,
+    pin_anchors: bool = True,
+    k: int = RRF_K,
+) -> list[FusedCandidate]:
+    """Search hits fused by RRF, then the graph's hits as a weighted extra vote.
+
+    The anchors the graph expanded from keep their places at the top (a neighbour never
+    outranks the evidence it was reached from); every other candidate competes on its RRF
+    score plus ``weight / (k + graph rank)``. Graph ranks follow the graph score, ties going
+    to the candidate search ranked higher.
+    """
+    base = fuse_rrf(ranked, k)
+    by_id = {c.chunk_id: c for c in base}
+    graph_score: dict[str, float] = {}
+    for hit in graph_hits:
+        graph_score.setdefault(hit.chunk_id, hit.score)
+    order = sorted(
+        graph_score,
+        key=lambda cid: (-graph_score[cid], -(by_id[cid].fused if cid in by_id else 0.0), cid),
+    )
+    graph_rank = {cid: rank for rank, cid in enumerate(order, start=1)}
+    pinned = [c for c in base if c.chunk_id in set(anchors)] if pin_anchors else []
+    pinned_ids = {c.chunk_id for c in pinned}
+    fused: list[FusedCandidate] = []
+    for cid in dict.fromkeys([*(c.chunk_id for c in base), *order]):
+        if cid in pinned_ids:
+            continue
+        found = by_id.get(cid)
+        scores = dict(found.scores) if found else {}
+        ranks = dict(found.ranks) if found else {}
+        total = found.fused if found else 0.0
+        if cid in graph_rank:
+            scores[RetrieverName.GRAPH] = graph_score[cid]
+            ranks[RetrieverName.GRAPH] = graph_rank[cid]
+            total += weight / (k + graph_rank[cid])
+        fused.append(FusedCandidate(cid, total, scores, ranks))
+    fused.sort(key=lambda c: (-c.fused, min(c.ranks.values()), c.chunk_id))
+    graph_pinned = [
+        FusedCandidate(
+            c.chunk_id,
+            c.fused,
+            {**c.scores, RetrieverName.GRAPH: graph_score[c.chunk_id]}
+            if c.chunk_id in graph_score
+            else c.scores,
+            c.ranks,
+        )
+        for c in pinned
+    ]
+    return [*graph_pinned, *fused]

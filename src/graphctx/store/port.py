@@ -7,16 +7,20 @@ out-of-scope rows never compete for a top-k slot. Every read also takes a monoto
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from graphctx.store.records import (
     ChunkHit,
     ChunkView,
     DocumentSummary,
+    EntityMatch,
+    ExpansionPolicy,
+    ExpansionResult,
     KnowledgeNode,
     NewChunk,
     NewDocument,
+    NodeText,
     Relation,
     StoredVersion,
     Vector,
@@ -80,3 +84,53 @@ class GraphStore(Protocol):
     async def nodes_for_chunks(
         self, namespace: str, chunk_ids: Sequence[str], scopes: frozenset[str], deadline: float
     ) -> list[KnowledgeNode]: ...
+
+    # --- graph layer (visibility checked inside the traversal, never after) ----------------
+    async def expand(
+        self,
+        namespace: str,
+        anchors: Mapping[str, float],
+        scopes: frozenset[str],
+        policy: ExpansionPolicy,
+        deadline: float,
+    ) -> ExpansionResult:
+        """Chunks reached from the anchor chunks (``chunk_id -> score``) through knowledge
+        nodes. Every chunk, node and relation on a path is visible through a visible
+        supporting chunk; a blocked step is counted in ``withheld``. Anchors themselves (and,
+        unless the policy allows it, other chunks of their documents) are never returned."""
+        ...
+
+    async def neighbourhood(
+        self,
+        namespace: str,
+        node_ids: Sequence[str],
+        scopes: frozenset[str],
+        policy: ExpansionPolicy,
+        deadline: float,
+    ) -> ExpansionResult:
+        """Evidence around seed nodes: their own supporting chunks (hop 0), then for each
+        visible relation (``policy.direction``/``relation_types``) the chunks stating it and
+        the chunks supporting the node at its other end (hop 1, up to ``max_hops``)."""
+        ...
+
+    async def lookup_entities(
+        self,
+        namespace: str,
+        keys: Sequence[str],
+        scopes: frozenset[str],
+        limit: int,
+        deadline: float,
+    ) -> list[EntityMatch]:
+        """Visible nodes whose name or alias key (:func:`name_key`) is one of ``keys``."""
+        ...
+
+    async def describe_nodes(
+        self, namespace: str, node_ids: Sequence[str], scopes: frozenset[str], deadline: float
+    ) -> list[NodeText]:
+        """Visible nodes with their derived text, withheld unless every supporting document
+        is visible to ``scopes`` (a concept summary must not leak a filtered document)."""
+        ...
+
+    async def document_chunks(self, namespace: str, document_id: str) -> list[ChunkView]:
+        """Write path (ingest only, unscoped): the latest version's chunks in order."""
+        ...

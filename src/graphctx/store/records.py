@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -118,13 +120,29 @@ class DocumentSummary:
 
 @dataclass(frozen=True)
 class KnowledgeNode:
-    """An Entity, Concept, Claim or Evidence node, visible only through a visible chunk."""
+    """An Entity, Concept, Claim or Evidence node, visible only through a visible chunk.
+
+    ``node_id`` is shown in provenance paths to anyone who can traverse the node, so it must
+    not carry secret text; ``name`` and ``description`` are derived text, shown only to a
+    principal who can see every document supporting the node.
+
+    Added for the graph layer (all optional): ``node_type`` is the open sub-type (``Service``,
+    ``System``, ``Person``, ``Article``; a Concept's ``procedure``/``calculation``/...);
+    ``aliases`` are extra names for entity lookup; ``support_link`` says how the supporting
+    chunks relate to the node (:data:`SUPPORTS`, :data:`MENTIONS`, :data:`PART_OF`, ...);
+    ``support_roles`` gives a role per supporting chunk (``(chunk_id, role)``, e.g. a
+    PART_OF role such as "요건").
+    """
 
     node_id: str
     kind: NodeKind
     name: str
     supporting_chunk_ids: tuple[str, ...]
     description: str | None = None
+    node_type: str | None = None
+    aliases: tuple[str, ...] = ()
+    support_link: str = "SUPPORTS"
+    support_roles: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,3 +153,115 @@ class Relation:
     target_id: str
     relation_type: str
     supporting_chunk_ids: tuple[str, ...]
+
+
+# --- graph layer: expansion, entity lookup, derived text ----------------------------------
+
+SUPPORTS = "SUPPORTS"  # the chunk states or describes the node (its home)
+MENTIONS = "MENTIONS"  # the chunk mentions the node (ranked after SUPPORTS when expanding)
+PART_OF = "PART_OF"  # the chunk is a member of a Concept (seed 001: Article -PART_OF-> Concept)
+STATES = "STATES"  # the chunk states a relation (relation support, in neighbourhood paths)
+REVERSE = "<-"  # prefix of ``PathStep.via`` when an edge was walked against its direction
+
+_NAME_SEPARATORS = re.compile(r"[^\w\-./'+#&]+")
+_EDGE_PUNCTUATION = "-./'+#&"
+
+
+def name_key(text: str) -> str:
+    """The lookup key of an entity name or alias: NFKC, case-folded, punctuation-separated
+    tokens joined by one space. Callers of ``lookup_entities`` pass keys built with this."""
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
+    tokens = (t.strip(_EDGE_PUNCTUATION) for t in _NAME_SEPARATORS.split(folded))
+    return " ".join(t for t in tokens if t)
+
+
+class Direction(StrEnum):
+    """Which way typed relations are walked: along, against, or both."""
+
+    OUT = "out"
+    IN = "in"
+    BOTH = "both"
+
+
+@dataclass(frozen=True)
+class ExpansionPolicy:
+    """Bounds and shape of one graph expansion; every bound holds per request.
+
+    A *hop* moves from one chunk to another through knowledge nodes: chunk -> node ->
+    chunk (a shared Concept/Entity) or chunk -> node -[RELATION]-> node -> chunk (one typed
+    relation). Two hops repeat that from the chunks reached by the first.
+    """
+
+    max_hops: int = 1  # 0: no expansion from anchors
+    max_fanout: int = 8  # nodes per chunk, relations per node and chunks per node, per hop
+    max_nodes: int = 64  # distinct knowledge nodes visited in total
+    max_results: int = 40  # reached chunks returned
+    hop_decay: float = 0.6  # score multiplier per hop
+    relation_types: frozenset[str] | None = None  # None: every type; empty: shared nodes only
+    direction: Direction = Direction.BOTH
+    via_shared_nodes: bool = True  # chunk -> node -> chunk without a relation
+    max_node_support: int = 400  # a node supported by more chunks is a hub: not traversed
+    include_same_document: bool = False  # reach other chunks of an anchor's own document
+    mention_weight: float = 0.5  # score factor for a chunk that only MENTIONS the node
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.max_hops <= 3:
+            raise ValueError("max_hops must be between 0 and 3")
+        if min(self.max_fanout, self.max_nodes, self.max_results, self.max_node_support) < 1:
+            raise ValueError("fan-out, node, result and support bounds must be positive")
+        if not 0.0 < self.hop_decay <= 1.0 or not 0.0 < self.mention_weight <= 1.0:
+            raise ValueError("hop_decay and mention_weight must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class PathStep:
+    """One step of an expansion path; ``via`` is the edge used to arrive at it."""
+
+    kind: NodeKind
+    id: str
+    via: str | None = None
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """A chunk reached through the graph, how far, how well, and by which path.
+
+    ``path`` starts at the anchor chunk (or the seed node of a neighbourhood) and ends at
+    ``chunk_id``. ``score`` is the origin's score times ``hop_decay ** hops``.
+    """
+
+    chunk_id: str
+    hops: int
+    score: float
+    path: tuple[PathStep, ...]
+
+
+@dataclass(frozen=True)
+class ExpansionResult:
+    """Reached chunks, best first, and how many paths were withheld (never which)."""
+
+    expansions: tuple[Expansion, ...]
+    withheld: int = 0
+    nodes_visited: int = 0
+
+
+@dataclass(frozen=True)
+class EntityMatch:
+    """A visible knowledge node whose name or alias equals a lookup key."""
+
+    node_id: str
+    kind: NodeKind
+    node_type: str | None
+    key: str
+    relation_count: int  # visible relations with a visible other end, capped at 100
+
+
+@dataclass(frozen=True)
+class NodeText:
+    """A visible node's derived text; ``None`` unless every supporting document is visible."""
+
+    node_id: str
+    kind: NodeKind
+    node_type: str | None
+    name: str | None
+    description: str | None

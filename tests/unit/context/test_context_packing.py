@@ -56,7 +56,7 @@ def test_small_overlaps_from_windowed_chunking_are_kept() -> None:
 
 
 def test_an_overlap_whose_winner_did_not_fit_is_still_eligible() -> None:
-    wide = make_evidence("wide", "가" * 2_000, rank=0)  # no safe boundary: skipped
+    wide = make_evidence("wide", "가" * 600, rank=0)  # no safe boundary: skipped
     inner = make_evidence("inner", "가" * 30, start=10, rank=1)
     result = pack([wide, inner], budget=200)
     assert (ids(result), dict(result.dropped)) == (["inner"], {"over_budget": 1})

@@ -10,16 +10,15 @@ Two filters, one per index, both written on the same transaction as the chunk:
 - ``Chunk.acl_terms`` (full-text index): one decimal token per (namespace, scope). The Lucene
   query requires ``+acl_terms:(t1 OR t2 ...)^0``, so Lucene ranks only chunks that carry one of
   the caller's tokens, and the ``^0`` boost keeps the filter out of the BM25 score. Tokens are
-  digits only because the index's ``english`` analyser stems and stop-words letters: a scope
-  named ``the`` must not vanish from the query (a vanished required clause matches
-  everything).
+  digits only, so no analyser can alter or drop them (a required clause that analysed to
+  nothing would vanish and match everything).
 
 Full text: the ``cjk`` analyser bigrams Hangul but does not stem English ("restart" never
-matches "Restarting"), and one full-text index has one analyser. So, like the embedded store,
-we index an analysed copy (``terms``: Hangul/CJK bigrams and lower-cased words, from
-:func:`graphctx.store.sqlite.lexical.index_terms`) with the ``english`` analyser (Porter
-stemming). Korean gets the same bigrams Lucene's CJK analyser would produce; English is
-stemmed.
+matches "Restarting", measured), and one full-text index has one analyser. So, like the
+embedded store, we index an analysed copy (``terms``: Hangul/CJK bigrams as Lucene's CJK
+analyser makes them, and Snowball-stemmed lower-cased words, from
+:mod:`graphctx.store.sqlite.lexical`) with Lucene's ``whitespace`` analyser, which keeps
+every term as is. Both backends therefore share one vocabulary; only BM25's details differ.
 """
 
 from __future__ import annotations
@@ -28,13 +27,8 @@ import hashlib
 import json
 from collections.abc import Iterable
 
-from graphctx.store.sqlite.lexical import MAX_QUERY_TERMS, analyze
+from graphctx.store.sqlite.lexical import query_terms
 
-# Lucene EnglishAnalyzer.ENGLISH_STOP_WORDS_SET: these terms analyse to nothing.
-ENGLISH_STOP_WORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their"
-    " then there these they this to was will with".split()
-)
 ACL_TOKEN_BYTES = 16
 
 
@@ -56,18 +50,6 @@ def acl_token(namespace: str, scope: str) -> str:
 def acl_terms(namespace: str, scopes: Iterable[str]) -> str:
     """The ``acl_terms`` property of a chunk whose document has ``scopes``."""
     return " ".join(acl_token(namespace, scope) for scope in sorted(set(scopes)))
-
-
-def query_terms(query: str) -> list[str]:
-    """Distinct analysed query terms the index can match (stop words removed)."""
-    seen: dict[str, None] = {}
-    for term in analyze(query):
-        if term in ENGLISH_STOP_WORDS:
-            continue
-        seen.setdefault(term, None)
-        if len(seen) == MAX_QUERY_TERMS:
-            break
-    return list(seen)
 
 
 def _quoted(term: str) -> str:

@@ -13,7 +13,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from graphctx.contract import NodeKind
 from graphctx.store.port import StageTimeout
@@ -156,10 +156,28 @@ class _Reach:
     score: float
     hops: int
     path: tuple[PathStep, ...]
+    origin_row: int = -1  # the anchor chunk a path started from (never reached from itself)
+    origin_document: str | None = None  # its document (skipped unless the policy allows)
 
 
 def _better(new: _Reach, old: _Reach | None) -> bool:
     return old is None or (new.score, -new.hops) > (old.score, -old.hops)
+
+
+_Reaches = dict[str, list[_Reach]]
+
+
+def _offer(reaches: _Reaches, node: str, candidate: _Reach) -> None:
+    """Keep ``candidate`` if it is the node's best reach from its origin anchor."""
+    current = reaches.setdefault(node, [])
+    for index, reach in enumerate(current):
+        if reach.origin_row == candidate.origin_row:
+            if _better(candidate, reach):
+                current[index] = candidate
+            break
+    else:
+        current.append(candidate)
+    current.sort(key=lambda r: (-r.score, r.hops, r.origin_row))
 
 
 class _Walk:
@@ -183,7 +201,8 @@ class _Walk:
             "hub": policy.max_node_support,
             "types": None if types is None else json.dumps(types),
         }
-        self.visited_nodes: set[str] = set()
+        self.visited_nodes: set[str] = set()  # counted against max_nodes
+        self.walked: set[str] = set()  # nodes whose relations were already walked
         self.withheld: set[tuple[str, object]] = set()
 
     def rows(self, sql: str, ids: Iterable[object], **extra: object) -> list[tuple[object, ...]]:
@@ -196,36 +215,36 @@ class _Walk:
         return len(self.visited_nodes) < self.policy.max_nodes
 
     # --- steps ----------------------------------------------------------------------------
-    def nodes_of_chunks(self, frontier: Mapping[int, _Reach]) -> dict[str, _Reach]:
+    # A node keeps its best reach per origin anchor, so a chunk can be reached from any anchor
+    # but its own: ``_Reaches`` maps node id -> reaches, best first.
+    def nodes_of_chunks(self, frontier: Mapping[int, _Reach]) -> _Reaches:
         """chunk -> node: the nodes each frontier chunk supports (specific nodes first)."""
         by_chunk: dict[int, list[tuple[int, str, str, str | None, str]]] = {}
         for chunk, node_id, link, role, kind, degree in self.rows(_NODES_OF_CHUNKS, frontier):
             if _int(degree) <= self.policy.max_node_support:
                 entry = (_int(degree), str(node_id), str(link), _opt(role), str(kind))
                 by_chunk.setdefault(_int(chunk), []).append(entry)
-        reached: dict[str, _Reach] = {}
+        reached: _Reaches = {}
         for chunk, reach in _best_first(frontier):
             for _, node_id, link, role, kind in sorted(by_chunk.get(chunk, []))[
                 : self.policy.max_fanout
             ]:
-                if node_id in self.visited_nodes and node_id not in reached:
+                if node_id not in reached and (node_id in self.walked or not self.room()):
                     continue
                 step = PathStep(NodeKind(kind), node_id, _via(link, role))
-                candidate = _Reach(reach.score, reach.hops, (*reach.path, step))
-                if node_id not in reached and not self.room():
-                    continue
-                if _better(candidate, reached.get(node_id)):
-                    reached[node_id] = candidate
-                    self.visited_nodes.add(node_id)
+                _offer(reached, node_id, replace(reach, path=(*reach.path, step)))
+                self.visited_nodes.add(node_id)
         return reached
 
     def related(
-        self, nodes: Mapping[str, _Reach], direction: Direction
-    ) -> tuple[dict[str, _Reach], dict[int, tuple[str, _Reach]]]:
+        self, nodes: _Reaches, direction: Direction
+    ) -> tuple[_Reaches, dict[int, list[_Reach]]]:
         """node -[RELATION]- node: visible relations to visible nodes, per direction.
 
-        Returns the newly reached nodes and, per relation id, the far node and its reach.
+        Returns the newly reached nodes and, per walked relation id, the reaches of its far
+        end (for the chunks that state the relation).
         """
+        self.walked.update(nodes)
         if self.policy.relation_types == frozenset() or not nodes:
             return {}, {}
         found: list[tuple[str, str, int, str, str, str]] = []
@@ -243,28 +262,25 @@ class _Walk:
                     continue
                 found.append((str(near), str(rtype), _int(rel), str(far), str(kind), prefix))
         per_node: dict[str, int] = {}
-        reached: dict[str, _Reach] = {}
-        via_relation: dict[int, tuple[str, _Reach]] = {}
+        reached: _Reaches = {}
+        via_relation: dict[int, list[_Reach]] = {}
         for near, rtype, rel, far, kind, prefix in sorted(found):
             if per_node.get(near, 0) >= self.policy.max_fanout or far in nodes:
                 continue
-            if far in self.visited_nodes and far not in reached:
-                continue
-            if far not in reached and not self.room():
+            if far not in reached and (far in self.visited_nodes or not self.room()):
                 continue
             per_node[near] = per_node.get(near, 0) + 1
-            origin = nodes[near]
             step = PathStep(NodeKind(kind), far, prefix + rtype)
-            candidate = _Reach(origin.score, origin.hops, (*origin.path, step))
-            via_relation[rel] = (far, candidate)
-            if _better(candidate, reached.get(far)):
-                reached[far] = candidate
-                self.visited_nodes.add(far)
+            extended = [replace(r, path=(*r.path, step)) for r in nodes[near]]
+            via_relation[rel] = extended
+            for candidate in extended:
+                _offer(reached, far, candidate)
+            self.visited_nodes.add(far)
         return reached, via_relation
 
     def stating_chunks(
         self,
-        via_relation: Mapping[int, tuple[str, _Reach]],
+        via_relation: Mapping[int, list[_Reach]],
         factor: float,
         hops: int,
         seen: set[int],
@@ -274,25 +290,28 @@ class _Walk:
         reached: dict[int, tuple[str, _Reach]] = {}
         for rel, rowid, chunk_id in self.rows(_STATING_CHUNKS, sorted(via_relation)):
             rel_id, row = _int(rel), _int(rowid)
-            if row in seen or taken.get(rel_id, 0) >= 2:
+            origin = next((r for r in via_relation[rel_id] if r.origin_row != row), None)
+            if origin is None or row in seen or taken.get(rel_id, 0) >= 2:
                 continue
             taken[rel_id] = taken.get(rel_id, 0) + 1
-            origin = via_relation[rel_id][1]
             step = PathStep(NodeKind.CHUNK, str(chunk_id), REVERSE + STATES)
-            candidate = _Reach(origin.score * factor, hops, (*origin.path, step))
+            candidate = replace(
+                origin, score=origin.score * factor, hops=hops, path=(*origin.path, step)
+            )
             if _better(candidate, reached.get(row, (None, None))[1]):
                 reached[row] = (str(chunk_id), candidate)
         return reached
 
     def chunks_of_nodes(
         self,
-        nodes: Mapping[str, _Reach],
+        nodes: _Reaches,
         factor: float,
         hops: int,
         seen: set[int],
-        excluded_documents: set[str],
     ) -> dict[int, tuple[str, _Reach]]:
-        """node -> chunk: visible supporting chunks (home chunks before mentions)."""
+        """node -> chunk: visible supporting chunks (home chunks before mentions), never the
+        path's own anchor (nor, unless the policy allows it, the anchor's document)."""
+        same_document = self.policy.include_same_document
         taken: dict[str, int] = {}
         hidden: dict[str, int] = {}
         reached: dict[int, tuple[str, _Reach]] = {}
@@ -301,7 +320,15 @@ class _Walk:
         ):
             node = str(node_id)
             row = _int(rowid)
-            if row in seen or document_id in excluded_documents:
+            origin = next(
+                (
+                    r
+                    for r in nodes[node]
+                    if r.origin_row != row and (same_document or r.origin_document != document_id)
+                ),
+                None,
+            )
+            if origin is None or row in seen:
                 continue
             if not visible:
                 if hidden.get(node, 0) < self.policy.max_fanout:
@@ -311,9 +338,11 @@ class _Walk:
             if taken.get(node, 0) >= self.policy.max_fanout:
                 continue
             taken[node] = taken.get(node, 0) + 1
-            origin = nodes[node]
             step = PathStep(NodeKind.CHUNK, str(chunk_id), REVERSE + _via(str(link), _opt(role)))
-            candidate = _Reach(origin.score * factor, hops, (*origin.path, step))
+            weight = self.policy.mention_weight if link == MENTIONS else 1.0
+            candidate = replace(
+                origin, score=origin.score * factor * weight, hops=hops, path=(*origin.path, step)
+            )
             if _better(candidate, reached.get(row, (None, None))[1]):
                 reached[row] = (str(chunk_id), candidate)
         return reached
@@ -347,11 +376,13 @@ def expand(
         return walk.result({})
     start = walk.rows(_VISIBLE_CHUNKS, sorted(anchors))
     frontier = {
-        _int(rowid): _Reach(anchors[str(cid)], 0, (PathStep(NodeKind.CHUNK, str(cid)),))
-        for rowid, cid, _ in start
+        _int(rowid): _Reach(
+            anchors[str(cid)], 0, (PathStep(NodeKind.CHUNK, str(cid)),), _int(rowid), str(doc)
+        )
+        for rowid, cid, doc in start
     }
-    excluded = set() if policy.include_same_document else {str(doc) for _, _, doc in start}
-    seen = set(frontier)
+    anchor_rows = set(frontier)
+    seen: set[int] = set()  # another anchor may be reached: the graph then confirms it
     reached: dict[int, tuple[str, _Reach]] = {}
     for hop in range(1, policy.max_hops + 1):
         if not frontier:
@@ -359,10 +390,11 @@ def expand(
         direct = walk.nodes_of_chunks(frontier)
         related, _ = walk.related(direct, policy.direction)
         nodes = {**(direct if policy.via_shared_nodes else {}), **related}
-        found = walk.chunks_of_nodes(nodes, policy.hop_decay, hop, seen, excluded)
+        found = walk.chunks_of_nodes(nodes, policy.hop_decay, hop, seen)
         reached.update(found)
         seen.update(found)
-        ranked = sorted(found.items(), key=lambda item: (-item[1][1].score, item[1][0]))
+        fresh = [item for item in found.items() if item[0] not in anchor_rows]
+        ranked = sorted(fresh, key=lambda item: (-item[1][1].score, item[1][0]))
         frontier = {row: r for row, (_, r) in ranked[: policy.max_fanout]}
     return walk.result(reached)
 
@@ -379,12 +411,12 @@ def neighbourhood(
     if not node_ids:
         return walk.result({})
     seeds = {
-        str(node_id): _Reach(1.0, 0, (PathStep(NodeKind(str(kind)), str(node_id)),))
+        str(node_id): [_Reach(1.0, 0, (PathStep(NodeKind(str(kind)), str(node_id)),))]
         for node_id, kind in walk.rows(_VISIBLE_NODES, sorted(set(node_ids)))
     }
     walk.visited_nodes.update(seeds)
     seen: set[int] = set()
-    reached = walk.chunks_of_nodes(seeds, 1.0, 0, seen, set())
+    reached = walk.chunks_of_nodes(seeds, 1.0, 0, seen)
     seen.update(reached)
     current = seeds
     for hop in range(1, max(1, policy.max_hops) + 1):
@@ -396,7 +428,7 @@ def neighbourhood(
             if _better(entry[1], reached.get(row, (None, None))[1]):
                 reached[row] = entry
         seen.update(stating)
-        found = walk.chunks_of_nodes(neighbours, policy.hop_decay**hop, hop, seen, set())
+        found = walk.chunks_of_nodes(neighbours, policy.hop_decay**hop, hop, seen)
         reached.update(found)
         seen.update(found)
         current = neighbours

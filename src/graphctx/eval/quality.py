@@ -1,0 +1,284 @@
+"""``graphctx eval``: recall@k and MRR of each retrieval route, side by side, in one run.
+
+For every question the same store answers five ways, all through the shared retrieval code
+(nothing here re-implements a retriever):
+
+- ``fulltext`` / ``vector``: one retriever alone;
+- ``hybrid``: both, fused by reciprocal rank (the provider's default);
+- ``hybrid+graph``: hybrid anchors and the entities the question names, expanded through the
+  graph (retrieval mode ``graph``);
+- ``auto``: what the router chooses on its own (rules + ontology augmentation).
+
+Rankings are compared at document level (a document counts once, at its best chunk).
+Recall@k = |gold ∩ top-k| / |gold|, averaged over questions; MRR = 1 / rank of the first gold
+document (0 when none is in the ranking). The graph comes from the offline extractor
+(references, title/dictionary mentions); a dataset with ``group_by`` fields is evaluated a
+second time with structural concepts added (``+groups``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from graphctx.contract import RetrievalMode, RetrieverName
+from graphctx.embed import Embedder
+from graphctx.eval.datasets import EvalSet
+from graphctx.ingest.extract import ExtractionInput, ExtractionReport, OfflineExtractor
+from graphctx.ingest.pipeline import IngestDefaults, ingest_sources
+from graphctx.ingest.source import DocumentMetadata, MediaType, SourceDocument
+from graphctx.retrieve.candidates import gather_candidates
+from graphctx.retrieve.entities import order_matches, query_keys
+from graphctx.retrieve.expansion import SEED_LIMIT, expand_graph
+from graphctx.retrieve.fusion import fuse_rrf, fuse_with_graph
+from graphctx.retrieve.question_type import classify_question
+from graphctx.retrieve.routing import plan_route
+from graphctx.store.port import GraphStore
+from graphctx.store.records import ChunkHit
+from graphctx.store.sqlite.store import SqliteGraphStore
+
+__all__ = ["DEFAULT_KS", "METHODS", "DatasetResult", "MethodScores", "evaluate_set", "score"]
+
+METHODS = ("fulltext", "vector", "hybrid", "hybrid+graph", "auto")
+GRAPH_METHODS = ("hybrid+graph", "auto")
+DEFAULT_KS = (2, 5, 10)
+EVAL_NAMESPACE = "eval"
+EVAL_SCOPES = frozenset({"eval"})
+QUESTION_TIMEOUT_S = 30.0
+FUSION: dict[str, Any] = {}  # fuse_with_graph options; the defaults are the product's
+
+
+@dataclass(frozen=True)
+class MethodScores:
+    recall: dict[int, float]
+    mrr: float
+    questions: int
+
+
+@dataclass
+class DatasetResult:
+    name: str
+    description: str
+    documents: int
+    questions: int
+    methods: dict[str, MethodScores] = field(default_factory=dict)
+    graph: dict[str, object] = field(default_factory=dict)
+    graph_only_gold: dict[str, int] = field(default_factory=dict)  # gold in top-5 via graph only
+    routed_to_graph: int = 0  # questions for which auto chose the graph
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def score(
+    rankings: Sequence[Sequence[str]], golds: Sequence[Sequence[str]], ks: Sequence[int]
+) -> MethodScores:
+    """Recall@k and MRR of document rankings against gold document ids."""
+    recall = {k: 0.0 for k in ks}
+    mrr = 0.0
+    for ranking, gold in zip(rankings, golds, strict=True):
+        wanted = set(gold)
+        for k in ks:
+            recall[k] += len(wanted & set(ranking[:k])) / len(wanted)
+        first = next((i for i, doc in enumerate(ranking, start=1) if doc in wanted), None)
+        mrr += 0.0 if first is None else 1.0 / first
+    n = max(1, len(golds))
+    return MethodScores({k: v / n for k, v in recall.items()}, mrr / n, len(golds))
+
+
+def _documents(hits: Sequence[ChunkHit], document_of: dict[str, str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for hit in hits:
+        doc = document_of.get(hit.chunk_id)
+        if doc is not None:
+            seen.setdefault(doc, None)
+    return list(seen)
+
+
+async def _ingest(
+    store: GraphStore, embedder: Embedder, eval_set: EvalSet
+) -> tuple[dict[str, str], ExtractionReport | None]:
+    sources = [
+        SourceDocument(
+            origin=f"{eval_set.name}#{n}",
+            media_type=MediaType.TEXT,
+            text=doc.text,
+            metadata=DocumentMetadata(
+                document_id=doc.document_id,
+                title=doc.title,
+                scopes=tuple(sorted(EVAL_SCOPES)),
+                extra=doc.metadata,
+            ),
+        )
+        for n, doc in enumerate(eval_set.documents)
+    ]
+    report = await ingest_sources(
+        store,
+        embedder,
+        sources,
+        Path("."),
+        IngestDefaults(namespace=EVAL_NAMESPACE),
+        progress=True,
+        extractor=OfflineExtractor(),
+    )
+    document_of: dict[str, str] = {}
+    for doc in eval_set.documents:
+        for chunk in await store.document_chunks(EVAL_NAMESPACE, doc.document_id):
+            document_of[chunk.chunk_id] = doc.document_id
+    return document_of, report.graph
+
+
+async def _add_groups(store: GraphStore, eval_set: EvalSet) -> ExtractionReport:
+    inputs = []
+    for doc in eval_set.documents:
+        chunks = await store.document_chunks(EVAL_NAMESPACE, doc.document_id)
+        inputs.append(
+            ExtractionInput(
+                doc.document_id,
+                doc.title,
+                doc.metadata,
+                None,
+                tuple((c.chunk_id, c.text) for c in chunks),
+            )
+        )
+    extractor = OfflineExtractor(
+        titles_as_entities=False, references=False, group_by=eval_set.group_by
+    )
+    nodes, _, report = extractor.build(inputs)
+    concepts = [n for n in nodes if n.node_id.startswith("group:")]
+    await store.write_graph(EVAL_NAMESPACE, concepts, [])
+    return report
+
+
+async def _rank(
+    store: GraphStore,
+    embedder: Embedder,
+    query: str,
+    document_of: dict[str, str],
+    graph_only: bool,
+) -> tuple[dict[str, list[str]], bool]:
+    deadline = time.monotonic() + QUESTION_TIMEOUT_S
+    found = await gather_candidates(
+        store,
+        embedder,
+        EVAL_NAMESPACE,
+        query,
+        EVAL_SCOPES,
+        [RetrieverName.FULLTEXT, RetrieverName.VECTOR],
+        deadline,
+    )
+    ranked = found.ranked
+    hybrid = fuse_rrf(ranked)
+    question = classify_question(query)
+    matches = await store.lookup_entities(
+        EVAL_NAMESPACE, query_keys(query), EVAL_SCOPES, 20, deadline
+    )
+    seeds = list(dict.fromkeys(m.node_id for m in order_matches(matches)))[:SEED_LIMIT]
+    rankings: dict[str, list[str]] = {}
+    if not graph_only:
+        for method, hits in (
+            ("fulltext", ranked.get(RetrieverName.FULLTEXT, [])),
+            ("vector", ranked.get(RetrieverName.VECTOR, [])),
+        ):
+            rankings[method] = _documents(hits, document_of)
+        rankings["hybrid"] = _documents(
+            [ChunkHit(c.chunk_id, c.fused) for c in hybrid], document_of
+        )
+    routed = False
+    for method, mode in (("hybrid+graph", RetrievalMode.GRAPH), ("auto", RetrievalMode.AUTO)):
+        route = plan_route(mode, question=question, entities=matches)
+        fused = hybrid
+        if RetrieverName.GRAPH in route.retrievers:
+            routed = routed or mode is RetrievalMode.AUTO
+            graph = await expand_graph(
+                store, EVAL_NAMESPACE, hybrid, seeds, question, EVAL_SCOPES, deadline, mode=mode
+            )
+            if graph.hits:
+                fused = fuse_with_graph(ranked, graph.hits, graph.anchors, **FUSION)
+        rankings[method] = _documents([ChunkHit(c.chunk_id, c.fused) for c in fused], document_of)
+    return rankings, routed
+
+
+async def _run_questions(
+    store: GraphStore,
+    embedder: Embedder,
+    eval_set: EvalSet,
+    document_of: dict[str, str],
+    result: DatasetResult,
+    ks: Sequence[int],
+    suffix: str = "",
+) -> None:
+    collected: dict[str, list[list[str]]] = {}
+    routed = 0
+    graph_only = bool(suffix)
+    for question in tqdm(eval_set.questions, desc=f"eval {eval_set.name}{suffix}", leave=False):
+        rankings, to_graph = await _rank(
+            store, embedder, question.question, document_of, graph_only
+        )
+        routed += to_graph
+        for method, ranking in rankings.items():
+            collected.setdefault(method, []).append(ranking)
+    golds = [q.gold for q in eval_set.questions]
+    for method, per_question in collected.items():
+        result.methods[method + suffix] = score(per_question, golds, ks)
+    if not suffix:
+        result.routed_to_graph = routed
+        hybrid = collected["hybrid"]
+        for method in GRAPH_METHODS:
+            result.graph_only_gold[method] = sum(
+                len((set(g) & set(r[:5])) - set(h[:5]))
+                for g, r, h in zip(golds, collected[method], hybrid, strict=True)
+            )
+
+
+async def evaluate_set(
+    eval_set: EvalSet, embedder: Embedder, ks: Sequence[int] = DEFAULT_KS
+) -> DatasetResult:
+    """Ingest the set into a fresh embedded store and score every method on it."""
+    result = DatasetResult(
+        eval_set.name, eval_set.description, len(eval_set.documents), len(eval_set.questions)
+    )
+    with tempfile.TemporaryDirectory(prefix="graphctx-eval-") as tmp:
+        store = SqliteGraphStore(Path(tmp) / "eval.sqlite")
+        await store.open()
+        try:
+            started = time.monotonic()
+            document_of, extraction = await _ingest(store, embedder, eval_set)
+            result.seconds["ingest"] = round(time.monotonic() - started, 1)
+            if extraction is not None:
+                result.graph["offline"] = _report_dict(extraction)
+            started = time.monotonic()
+            await _run_questions(store, embedder, eval_set, document_of, result, ks)
+            result.seconds["questions"] = round(time.monotonic() - started, 1)
+            if eval_set.group_by:
+                groups = await _add_groups(store, eval_set)
+                result.graph["groups"] = {
+                    "group_by": list(eval_set.group_by),
+                    "concepts": groups.concepts,
+                }
+                await _run_questions(
+                    store, embedder, eval_set, document_of, result, ks, suffix=" +groups"
+                )
+        finally:
+            await store.close()
+    return result
+
+
+def _report_dict(report: ExtractionReport) -> dict[str, object]:
+    return {
+        "document_nodes": report.document_nodes,
+        "references": report.references,
+        "mentions": report.mentions,
+        "concepts": report.concepts,
+    }
+
+
+def run_evaluation(
+    sets: Sequence[EvalSet], embedder: Embedder, ks: Sequence[int] = DEFAULT_KS
+) -> list[DatasetResult]:
+    return [asyncio.run(evaluate_set(s, embedder, ks)) for s in sets]

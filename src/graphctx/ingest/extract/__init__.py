@@ -1,0 +1,26 @@
+"""Graph extraction at ingest: explicit references, dictionary mentions, (optional) concepts."""
+
+from graphctx.ingest.extract.mentions import DictionaryEntry, EntityDictionary, find_mentions
+from graphctx.ingest.extract.offline import OfflineExtractor, document_node_id
+from graphctx.ingest.extract.port import (
+    ExtractionInput,
+    ExtractionReport,
+    GraphExtractor,
+    extract_written,
+)
+from graphctx.ingest.extract.references import Reference, ReferenceKind, find_references
+
+__all__ = [
+    "DictionaryEntry",
+    "EntityDictionary",
+    "ExtractionInput",
+    "ExtractionReport",
+    "GraphExtractor",
+    "OfflineExtractor",
+    "Reference",
+    "ReferenceKind",
+    "document_node_id",
+    "extract_written",
+    "find_mentions",
+    "find_references",
+]

@@ -1,0 +1,205 @@
+"""The offline graph extractor run after ingest: document nodes, references, mentions.
+
+For every written document it creates one *document node* supported by all the document's
+chunks: ``article:<law>:<n>`` when the document declares ``law`` and ``article_no`` metadata
+(statutes, one article per document), else ``doc:<document_id>``, named by its title. Then,
+per chunk:
+
+- each explicit reference becomes ``(document node) -REFERENCES-> (target node)``, supported
+  by the chunk that contains the reference. Statute targets are ``article:<law>:<n>`` (the
+  target need not be ingested yet: the relation is walked once it is); Markdown links target
+  the linked document's node;
+- each dictionary entity mentioned becomes a MENTIONS link from the chunk to the entity node
+  (titles of the batch's documents are in the dictionary when ``titles_as_entities``).
+
+``group_by`` metadata fields (e.g. ``chapter``) add one Concept per distinct value, with the
+documents as PART_OF members: structural groupings when no concept extraction is available.
+Everything found is written in one transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+
+from graphctx.contract import NodeKind
+from graphctx.ingest.extract.mentions import DictionaryEntry, EntityDictionary, find_mentions
+from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport
+from graphctx.ingest.extract.references import (
+    ReferenceKind,
+    article_key,
+    find_references,
+    parse_article_label,
+)
+from graphctx.store.port import GraphStore
+from graphctx.store.records import MENTIONS, PART_OF, SUPPORTS, KnowledgeNode, Relation
+
+__all__ = ["ExtractionInput", "ExtractionReport", "OfflineExtractor", "document_node_id"]
+
+REFERENCES = "REFERENCES"
+
+
+def document_node_id(doc: ExtractionInput) -> str:
+    law, label = doc.metadata.get("law"), doc.metadata.get("article_no")
+    parsed = parse_article_label(label) if law and label else None
+    if law and parsed is not None:
+        return article_key(parsed[0], law, parsed[1])
+    return f"doc:{doc.document_id}"
+
+
+def _node_name(doc: ExtractionInput) -> str:
+    law, label = doc.metadata.get("law"), doc.metadata.get("article_no")
+    if law and label:
+        return f"{law} {label}" + (f" ({doc.title})" if doc.title else "")
+    return doc.title or doc.document_id
+
+
+class OfflineExtractor:
+    """References + dictionary mentions (+ optional structural concepts). No model, no I/O
+    beyond the store."""
+
+    def __init__(
+        self,
+        dictionary: EntityDictionary | None = None,
+        *,
+        titles_as_entities: bool = True,
+        references: bool = True,
+        group_by: Sequence[str] = (),
+    ) -> None:
+        self.dictionary = dictionary or EntityDictionary()
+        self.titles_as_entities = titles_as_entities
+        self.references = references
+        self.group_by = tuple(group_by)
+
+    async def extract(
+        self, store: GraphStore, namespace: str, documents: Sequence[ExtractionInput]
+    ) -> ExtractionReport:
+        nodes, relations, report = self.build(documents)
+        if nodes or relations:
+            await store.write_graph(namespace, nodes, relations)
+        return report
+
+    def build(
+        self, documents: Sequence[ExtractionInput]
+    ) -> tuple[list[KnowledgeNode], list[Relation], ExtractionReport]:
+        """Pure: the nodes and relations for a batch of documents."""
+        report = ExtractionReport(documents=len(documents))
+        own_nodes = {doc.document_id: document_node_id(doc) for doc in documents}
+        by_path = {doc.relative_path: own_nodes[doc.document_id] for doc in documents}
+        dictionary = self._dictionary(documents, own_nodes)
+        home: dict[str, str] = {
+            e.node_id: e.home_document for e in dictionary.entries.values() if e.home_document
+        }
+        support_nodes: list[KnowledgeNode] = []
+        mention_support: dict[str, list[str]] = {}
+        relations: dict[tuple[str, str], list[str]] = {}
+        groups: dict[tuple[str, str], list[str]] = {}
+        for doc in documents:
+            if not doc.chunks:
+                continue
+            source = own_nodes[doc.document_id]
+            chunk_ids = tuple(cid for cid, _ in doc.chunks)
+            support_nodes.append(
+                KnowledgeNode(
+                    source,
+                    NodeKind.ENTITY,
+                    _node_name(doc),
+                    chunk_ids,
+                    node_type="Article"
+                    if source.startswith(("article:", "section:"))
+                    else "Document",
+                    support_link=SUPPORTS,
+                )
+            )
+            for field_name in self.group_by:
+                value = doc.metadata.get(field_name)
+                if value:
+                    groups.setdefault((field_name, value), []).extend(chunk_ids)
+            law = doc.metadata.get("law")
+            for chunk_id, text in doc.chunks:
+                if self.references:
+                    for target in self._targets(text, doc, law, by_path, report):
+                        if target != source:
+                            relations.setdefault((source, target), []).append(chunk_id)
+                for mention in find_mentions(text, dictionary):
+                    if mention.node_id == source or home.get(mention.node_id) == doc.document_id:
+                        continue
+                    mention_support.setdefault(mention.node_id, []).append(chunk_id)
+        report.document_nodes = len(support_nodes)
+        mention_nodes = [
+            KnowledgeNode(
+                node_id,
+                NodeKind.ENTITY,
+                dictionary.entries[node_id].name,
+                tuple(dict.fromkeys(chunks)),
+                node_type=dictionary.entries[node_id].node_type,
+                aliases=dictionary.entries[node_id].aliases,
+                support_link=MENTIONS,
+            )
+            for node_id, chunks in sorted(mention_support.items())
+        ]
+        report.mentions = sum(len(n.supporting_chunk_ids) for n in mention_nodes)
+        concepts = [
+            KnowledgeNode(
+                _group_id(field_name, value),
+                NodeKind.CONCEPT,
+                value,
+                tuple(dict.fromkeys(chunks)),
+                node_type=field_name,
+                support_link=PART_OF,
+            )
+            for (field_name, value), chunks in sorted(groups.items())
+        ]
+        report.concepts = len(concepts)
+        edges = [
+            Relation(src, dst, REFERENCES, tuple(dict.fromkeys(chunks)))
+            for (src, dst), chunks in sorted(relations.items())
+        ]
+        report.references = len(edges)
+        # Mentions first: a document node's own (stronger) link then wins for shared chunks.
+        return [*mention_nodes, *support_nodes, *concepts], edges, report
+
+    def _dictionary(
+        self, documents: Sequence[ExtractionInput], own_nodes: Mapping[str, str]
+    ) -> EntityDictionary:
+        if not self.titles_as_entities:
+            return self.dictionary
+        combined = EntityDictionary()
+        for entry in self.dictionary.entries.values():
+            combined.add(entry)
+        for doc in documents:
+            if doc.title and not doc.metadata.get("article_no"):
+                combined.add(
+                    DictionaryEntry(
+                        own_nodes[doc.document_id],
+                        doc.title,
+                        node_type="Document",
+                        home_document=doc.document_id,
+                    )
+                )
+        return combined
+
+    def _targets(
+        self,
+        text: str,
+        doc: ExtractionInput,
+        law: str | None,
+        by_path: Mapping[str | None, str],
+        report: ExtractionReport,
+    ) -> list[str]:
+        targets = []
+        for ref in find_references(text, own_path=doc.relative_path):
+            if ref.kind is ReferenceKind.LINK:
+                target = by_path.get(ref.target)
+                if target is None:
+                    report.references_unresolved += 1
+                    target = f"doc:{ref.target}"
+                targets.append(target)
+            elif (ref.law or law) is not None:
+                targets.append(article_key(ref.kind, ref.law or law or "", ref.target))
+        return targets
+
+
+def _group_id(field_name: str, value: str) -> str:
+    digest = hashlib.sha256(f"{field_name}\x00{value}".encode()).hexdigest()[:12]
+    return f"group:{field_name}:{digest}"

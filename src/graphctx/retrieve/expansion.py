@@ -1,0 +1,177 @@
+"""The graph expansion stage: from fused anchors and named entities to more evidence.
+
+Anchors are the top fused candidates (score relative to the best one); seeds are the
+entities the query names. The store walks the graph with the request's scopes checked at
+every step (``GraphStore.expand`` / ``neighbourhood``); this module picks the policy by
+question type, runs both walks within the stage's deadline, and returns one graph-ranked
+list for fusion plus the path by which each chunk was reached. Nothing found is data: the
+caller falls back to the plain hybrid ranking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Final
+
+from graphctx.contract import RetrievalMode, StageReport, StageStatus
+from graphctx.errors import GraphctxError
+from graphctx.retrieve.fusion import FusedCandidate
+from graphctx.retrieve.question_type import QuestionClass, QuestionType
+from graphctx.store.port import GraphStore, StageTimeout
+from graphctx.store.records import (
+    ChunkHit,
+    Direction,
+    Expansion,
+    ExpansionPolicy,
+    ExpansionResult,
+    PathStep,
+)
+
+__all__ = [
+    "ANCHOR_COUNT",
+    "POLICIES",
+    "SEED_LIMIT",
+    "GraphExpansion",
+    "expand_graph",
+    "policy_for",
+]
+
+ANCHOR_COUNT: Final = 5  # at most this many top fused candidates are expanded from ...
+ANCHOR_MIN_RELATIVE: Final = 0.6  # ... and only those scoring at least this share of the best
+SEED_LIMIT: Final = 5  # entities named in the query whose neighbourhood is walked
+
+# Simple lookups never expand from anchors; calculations follow chains two hops deep.
+POLICIES: Final[Mapping[QuestionType, ExpansionPolicy]] = {
+    QuestionType.SIMPLE_LOOKUP: ExpansionPolicy(max_hops=0),
+    QuestionType.PROCEDURE: ExpansionPolicy(max_hops=1),
+    QuestionType.RIGHT: ExpansionPolicy(max_hops=1),
+    QuestionType.CALCULATION: ExpansionPolicy(max_hops=2, max_fanout=6),
+    QuestionType.RELATIONAL: ExpansionPolicy(max_hops=1),
+    QuestionType.GENERAL: ExpansionPolicy(max_hops=1),
+}
+
+
+def policy_for(
+    question: QuestionClass, mode: RetrievalMode = RetrievalMode.AUTO
+) -> ExpansionPolicy:
+    """The question type's policy; graph mode asks for expansion, so a simple lookup there
+    expands like a general question."""
+    if mode is RetrievalMode.GRAPH and question.type is QuestionType.SIMPLE_LOOKUP:
+        return POLICIES[QuestionType.GENERAL]
+    return POLICIES[question.type]
+
+
+@dataclass(frozen=True)
+class GraphExpansion:
+    """What the stage found: a graph-ranked hit list, paths, withheld count, its report."""
+
+    hits: list[ChunkHit]
+    paths: dict[str, tuple[PathStep, ...]]
+    withheld: int
+    report: StageReport
+    hops: dict[str, int] = field(default_factory=dict)
+    anchors: tuple[str, ...] = ()  # the fused candidates expanded from, best first
+
+
+def anchors_from(
+    fused: Sequence[FusedCandidate],
+    count: int = ANCHOR_COUNT,
+    min_relative: float = ANCHOR_MIN_RELATIVE,
+) -> dict[str, float]:
+    """Confident hits to expand from: the top fused candidates scoring at least
+    ``min_relative`` of the best, each weighted by that share (1.0 for the first)."""
+    top = fused[:count]
+    if not top:
+        return {}
+    best = top[0].fused or 1.0
+    return {c.chunk_id: c.fused / best for c in top if c.fused / best >= min_relative}
+
+
+async def expand_graph(
+    store: GraphStore,
+    namespace: str,
+    fused: Sequence[FusedCandidate],
+    seeds: Sequence[str],
+    question: QuestionClass,
+    scopes: frozenset[str],
+    deadline_at: float,
+    *,
+    mode: RetrievalMode = RetrievalMode.AUTO,
+    policy: ExpansionPolicy | None = None,
+) -> GraphExpansion:
+    """Expand from anchors (by the question's policy) and from seed entities, in parallel.
+
+    A relational question that names entities is answered from their neighbourhood alone.
+    """
+    started = time.monotonic()
+    chosen = policy or policy_for(question, mode)
+    relational = question.type is QuestionType.RELATIONAL and bool(seeds)
+    anchors = anchors_from(fused) if chosen.max_hops > 0 and not relational else {}
+    neighbourhood_policy = replace(
+        chosen,
+        max_hops=1,
+        direction=question.direction
+        if question.type is QuestionType.RELATIONAL
+        else Direction.BOTH,
+    )
+
+    async def from_anchors() -> ExpansionResult:
+        if not anchors:
+            return ExpansionResult(())
+        return await store.expand(namespace, anchors, scopes, chosen, deadline_at)
+
+    async def from_seeds() -> ExpansionResult:
+        if not seeds:
+            return ExpansionResult(())
+        return await store.neighbourhood(
+            namespace, list(seeds)[:SEED_LIMIT], scopes, neighbourhood_policy, deadline_at
+        )
+
+    def report(status: StageStatus, count: int = 0, detail: str | None = None) -> StageReport:
+        return StageReport(
+            stage="expand",
+            status=status,
+            elapsed_ms=int((time.monotonic() - started) * 1000),
+            budget_ms=max(0, int((deadline_at - started) * 1000)),
+            candidates=count,
+            detail=detail,
+        )
+
+    if not anchors and not seeds:
+        return GraphExpansion([], {}, 0, report(StageStatus.SKIPPED, detail="nothing to expand"))
+    try:
+        walked = await asyncio.wait_for(
+            asyncio.gather(from_anchors(), from_seeds()),
+            timeout=max(0.0, deadline_at - time.monotonic()),
+        )
+    except (TimeoutError, StageTimeout):
+        return GraphExpansion([], {}, 0, report(StageStatus.TIMED_OUT, detail="deadline slice"))
+    except GraphctxError as exc:
+        return GraphExpansion([], {}, 0, report(StageStatus.FAILED, detail=exc.code))
+    best: dict[str, Expansion] = {}
+    from_anchors_result, from_seeds_result = walked
+    # An anchor reached from another anchor only confirms what search found: it keeps its
+    # search provenance and does not enter the graph ranking (no clique reinforcement).
+    # Evidence around a named entity always does.
+    reached = [e for e in from_anchors_result.expansions if e.chunk_id not in anchors]
+    for expansion in [*reached, *from_seeds_result.expansions]:
+        old = best.get(expansion.chunk_id)
+        if old is None or (expansion.score, -expansion.hops) > (old.score, -old.hops):
+            best[expansion.chunk_id] = expansion
+    ordered = sorted(best.values(), key=lambda e: (-e.score, e.hops, e.chunk_id))
+    withheld = sum(r.withheld for r in walked)
+    detail = (
+        f"{question.type.value}: {len(anchors)} anchor(s), {len(seeds[:SEED_LIMIT])} seed(s),"
+        f" max {chosen.max_hops} hop(s)"
+    )
+    return GraphExpansion(
+        hits=[ChunkHit(e.chunk_id, e.score) for e in ordered],
+        paths={e.chunk_id: e.path for e in ordered},
+        withheld=withheld,
+        report=report(StageStatus.OK, len(ordered), detail),
+        hops={e.chunk_id: e.hops for e in ordered},
+        anchors=tuple(anchors),
+    )

@@ -1,0 +1,3 @@
+from graphctx.server.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,219 @@
+"""Authentication: who is calling, and what each project grants them.
+
+Two ways in, nothing else (there is no unauthenticated mode):
+
+* an API key, as ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``, verified against the
+  scrypt hash of the config entry its key id names (see :mod:`graphctx.server.keys`);
+* trusted-gateway headers (principal and per-project scopes), honoured only when gateway mode
+  is on *and* the request carries the shared secret (compared in constant time).
+
+Any gateway identity header without a valid secret fails: forged headers are refused, never
+ignored in favour of another credential. Gateway identities never write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Final
+
+from graphctx.contract.request import NAME_PATTERN, NAMESPACE_PATTERN
+from graphctx.errors import ConfigurationError
+from graphctx.server.config import ApiKeyConfig, GatewayConfig, ServiceSettings
+from graphctx.server.errors import AuthenticationError, RateLimitedError
+from graphctx.server.keys import parse_key, verify_key
+from graphctx.server.ratelimit import TokenBucketLimiter
+
+__all__ = ["Authenticator", "Credentials", "Identity", "ProjectGrant", "Via"]
+
+VERIFIED_CACHE_SIZE: Final = 4_096
+FAILURES_PER_SECOND: Final = 1.0  # failed verifications a key id may cost us, sustained
+FAILURE_BURST: Final = 10
+MAX_GRANTS_HEADER_CHARS: Final = 8_192
+
+_NAME = re.compile(NAME_PATTERN)
+_NAMESPACE = re.compile(NAMESPACE_PATTERN)
+
+
+class Via(StrEnum):
+    API_KEY = "api_key"
+    GATEWAY = "gateway"
+
+
+@dataclass(frozen=True)
+class ProjectGrant:
+    scopes: frozenset[str]
+    can_write: bool = False
+
+
+@dataclass(frozen=True)
+class Identity:
+    """An authenticated caller. ``subject`` names its rate-limit bucket and its log lines."""
+
+    principal_id: str
+    subject: str
+    via: Via
+    projects: Mapping[str, ProjectGrant] = field(default_factory=dict)
+    can_impersonate: bool = False
+
+    def grant(self, project: str) -> ProjectGrant | None:
+        return self.projects.get(project)
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What a request presented, transport-neutral (header names resolved already)."""
+
+    api_key: str | None = None
+    gateway_secret: str | None = None
+    gateway_principal: str | None = None
+    gateway_grants: str | None = None
+
+    @classmethod
+    def from_headers(cls, headers: Mapping[str, str], gateway: GatewayConfig) -> Credentials:
+        """``headers`` must be case-insensitive (Starlette ``Headers``)."""
+        authorization = headers.get("authorization")
+        header_key = headers.get("x-api-key")
+        bearer: str | None = None
+        if authorization is not None:
+            scheme, _, token = authorization.strip().partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise AuthenticationError("the Authorization header must be 'Bearer <key>'")
+            bearer = token.strip()
+        if bearer is not None and header_key is not None and bearer != header_key:
+            raise AuthenticationError("two different keys were sent")
+        return cls(
+            api_key=bearer if bearer is not None else header_key,
+            gateway_secret=headers.get(gateway.secret_header.lower()),
+            gateway_principal=headers.get(gateway.principal_header.lower()),
+            gateway_grants=headers.get(gateway.grants_header.lower()),
+        )
+
+    @property
+    def claims_gateway(self) -> bool:
+        return any(
+            v is not None
+            for v in (self.gateway_secret, self.gateway_principal, self.gateway_grants)
+        )
+
+
+class Authenticator:
+    def __init__(self, settings: ServiceSettings) -> None:
+        self._entries = {entry.id: entry for entry in settings.keys}
+        self._identities = {entry.id: _key_identity(entry) for entry in settings.keys}
+        self._verified: dict[bytes, str] = {}
+        self._failures = TokenBucketLimiter(FAILURES_PER_SECOND, FAILURE_BURST)
+        self._gateway = settings.gateway
+        self._gateway_digest = _gateway_digest(settings.gateway)
+
+    async def authenticate(self, credentials: Credentials) -> Identity:
+        if credentials.claims_gateway:
+            if credentials.api_key is not None:
+                raise AuthenticationError("send either an API key or gateway headers, not both")
+            return self._gateway_identity(credentials)
+        if credentials.api_key is None:
+            raise AuthenticationError("an API key is required")
+        cached = self._cached(credentials.api_key)
+        if cached is not None:
+            return cached
+        entry = self._entry_for(credentials.api_key)
+        ok = await asyncio.to_thread(verify_key, credentials.api_key, entry.hash)
+        return self._settle(credentials.api_key, entry, ok)
+
+    def authenticate_key(self, key: str) -> Identity:
+        """Synchronous key check for entry points outside a request (stdio MCP)."""
+        cached = self._cached(key)
+        if cached is not None:
+            return cached
+        entry = self._entry_for(key)
+        return self._settle(key, entry, verify_key(key, entry.hash))
+
+    def _cached(self, key: str) -> Identity | None:
+        key_id = self._verified.get(_fingerprint(key))
+        return None if key_id is None else self._identities[key_id]
+
+    def _entry_for(self, key: str) -> ApiKeyConfig:
+        parsed = parse_key(key)
+        entry = None if parsed is None else self._entries.get(parsed.key_id)
+        if entry is None:
+            raise AuthenticationError("the API key is not valid")
+        if not self._failures.available(entry.id):
+            raise RateLimitedError("too many failed attempts for this key id", retry_after_s=1)
+        return entry
+
+    def _settle(self, key: str, entry: ApiKeyConfig, ok: bool) -> Identity:
+        if not ok:
+            self._failures.acquire(entry.id)
+            raise AuthenticationError("the API key is not valid")
+        if len(self._verified) >= VERIFIED_CACHE_SIZE:
+            self._verified.clear()
+        self._verified[_fingerprint(key)] = entry.id
+        return self._identities[entry.id]
+
+    def _gateway_identity(self, credentials: Credentials) -> Identity:
+        if not self._gateway.enabled or self._gateway_digest is None:
+            raise AuthenticationError("gateway headers are not accepted by this service")
+        presented = credentials.gateway_secret or ""
+        if not hmac.compare_digest(_sha256(presented), self._gateway_digest):
+            raise AuthenticationError("the gateway secret is not valid")
+        principal = credentials.gateway_principal
+        if principal is None or not _NAME.fullmatch(principal):
+            raise AuthenticationError("the gateway principal header is missing or malformed")
+        projects = _parse_grants(credentials.gateway_grants or "")
+        if self._gateway.allowed_projects is not None:
+            allowed = set(self._gateway.allowed_projects)
+            projects = {p: g for p, g in projects.items() if p in allowed}
+        return Identity(principal, f"gateway:{principal}", Via.GATEWAY, projects)
+
+
+def _key_identity(entry: ApiKeyConfig) -> Identity:
+    projects = {
+        name: ProjectGrant(frozenset(grant.scopes), grant.can_write)
+        for name, grant in entry.projects.items()
+    }
+    return Identity(
+        entry.principal, f"key:{entry.id}", Via.API_KEY, projects, entry.can_impersonate
+    )
+
+
+def _parse_grants(header: str) -> dict[str, ProjectGrant]:
+    """``project=scope,scope;project2=scope`` -> grants. Anything malformed fails closed."""
+    if len(header) > MAX_GRANTS_HEADER_CHARS:
+        raise AuthenticationError("the gateway grants header is too long")
+    grants: dict[str, ProjectGrant] = {}
+    for part in filter(None, (p.strip() for p in header.split(";"))):
+        project, sep, scope_list = part.partition("=")
+        scopes = frozenset(s.strip() for s in scope_list.split(",") if s.strip())
+        if (
+            not sep
+            or not _NAMESPACE.fullmatch(project.strip())
+            or not scopes
+            or not all(_NAME.fullmatch(s) for s in scopes)
+            or project.strip() in grants
+        ):
+            raise AuthenticationError("the gateway grants header is malformed")
+        grants[project.strip()] = ProjectGrant(scopes)
+    return grants
+
+
+def _gateway_digest(gateway: GatewayConfig) -> bytes | None:
+    if gateway.secret is not None:
+        return _sha256(gateway.secret.get_secret_value())
+    if gateway.secret_sha256 is not None:
+        return bytes.fromhex(gateway.secret_sha256)
+    if gateway.enabled:
+        raise ConfigurationError("gateway mode needs gateway.secret or gateway.secret_sha256")
+    return None
+
+
+def _sha256(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def _fingerprint(key: str) -> bytes:
+    return hashlib.sha256(b"graphctx-verified-key\0" + key.encode("utf-8")).digest()

@@ -1,0 +1,122 @@
+"""Service commands: ``graphctx serve`` and ``graphctx keys hash``.
+
+Wire into the main parser with :func:`add_server_commands` and dispatch with
+:func:`run_server_command`; ``python -m graphctx.server`` runs them standalone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from graphctx.errors import CallerError, GraphctxError
+
+__all__ = ["add_server_commands", "hash_new_key", "main", "run_server_command"]
+
+SERVER_COMMANDS = frozenset({"serve", "keys"})
+
+
+def add_server_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = subparsers.add_parser("serve", help="run the HTTP service (REST + MCP) or stdio MCP")
+    serve.add_argument("--config", type=Path, help="service config (YAML or JSON)")
+    serve.add_argument("--store", dest="serve_store", help="store file (overrides the config)")
+    serve.add_argument("--host", help="bind address (default from config: 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default from config: 8080)")
+    serve.add_argument(
+        "--mcp-stdio",
+        action="store_true",
+        help="serve MCP on stdin/stdout as the key in GRAPHCTX_MCP_STDIO_KEY",
+    )
+
+    keys = subparsers.add_parser("keys", help="API key helpers")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    hash_cmd = keys_sub.add_parser("hash", help="make a new API key and its config entry")
+    hash_cmd.add_argument("--id", required=True, dest="key_id", help="key id, e.g. support-bot")
+    hash_cmd.add_argument(
+        "--stdin",
+        action="store_true",
+        help="hash the key read from stdin (gck_<id>_<secret>) instead of generating one",
+    )
+
+
+def run_server_command(args: argparse.Namespace) -> int:
+    try:
+        if args.command == "keys":
+            return _keys(args)
+        if args.command == "serve":
+            return _serve(args)
+    except GraphctxError as exc:
+        print(f"graphctx: error [{exc.code}]: {exc.message}", file=sys.stderr)
+        return 2 if isinstance(exc, CallerError) else 3
+    raise AssertionError(f"not a server command: {args.command}")
+
+
+def hash_new_key(key_id: str, key: str | None = None) -> tuple[str, str]:
+    """Return ``(key, hash)``: a new key for ``key_id`` (or ``key``, checked) and its hash."""
+    from graphctx.server.keys import generate_key, hash_key, parse_key
+
+    if key is None:
+        key = generate_key(key_id)
+    parsed = parse_key(key)
+    if parsed is None or parsed.key_id != key_id:
+        raise ValueError(f"a key must look like gck_{key_id}_<secret of 16+ url-safe chars>")
+    return key, hash_key(key)
+
+
+def _keys(args: argparse.Namespace) -> int:
+    given = sys.stdin.readline().strip() if args.stdin else None
+    try:
+        key, hashed = hash_new_key(args.key_id, given)
+    except ValueError as exc:
+        print(f"graphctx: error [invalid_key]: {exc}", file=sys.stderr)
+        return 2
+    if given is None:
+        print(f"# the key (shown once; hand it to the client): {key}", file=sys.stderr)
+    print(
+        f'- id: {args.key_id}\n  hash: "{hashed}"\n  principal: {args.key_id}\n'
+        f"  projects: {{}}  # e.g. {{my-project: {{scopes: [eng], can_write: false}}}}"
+    )
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import anyio
+    import uvicorn
+
+    from graphctx.server.config import load_settings
+    from graphctx.server.factory import build_provider
+    from graphctx.server.http.app import create_app
+    from graphctx.server.logs import configure_logging
+    from graphctx.server.mcp.transport import serve_stdio
+
+    settings = load_settings(args.config)
+    configure_logging(settings.log_level)
+    store = args.serve_store or _explicit_store(args) or settings.store
+    provider = build_provider(store, settings.embedder)
+    if args.mcp_stdio:
+        anyio.run(serve_stdio, settings, provider)
+        return 0
+    app = create_app(settings, provider)
+    uvicorn.run(
+        app,
+        host=args.host or settings.host,
+        port=settings.port if args.port is None else args.port,
+        log_config=None,
+        access_log=False,
+        proxy_headers=False,
+    )
+    return 0
+
+
+def _explicit_store(args: argparse.Namespace) -> str | None:
+    """The main parser's global ``--store`` only when it is not the built-in default."""
+    store = getattr(args, "store", None)
+    return store if isinstance(store, str) and store != "graphctx.sqlite" else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="graphctx")
+    add_server_commands(parser.add_subparsers(dest="command", required=True))
+    return run_server_command(parser.parse_args(argv))

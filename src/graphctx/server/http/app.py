@@ -1,0 +1,88 @@
+"""``create_app``: the HTTP service (REST + MCP streamable HTTP) over one ContextProvider.
+
+Pass an *unopened* provider; the app's lifespan opens it and closes it. Nothing is read,
+opened or bound at import or construction time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+from fastapi import FastAPI
+from starlette.routing import Route
+
+from graphctx.provider import ContextProvider
+from graphctx.server.auth import Authenticator
+from graphctx.server.config import ServiceSettings
+from graphctx.server.factory import warm_up
+from graphctx.server.grants import ConfigGrants
+from graphctx.server.http import documents, routes
+from graphctx.server.http.deps import AppServices
+from graphctx.server.http.errors import install_error_handlers
+from graphctx.server.http.limits import BodyLimitMiddleware
+from graphctx.server.http.middleware import AuthMiddleware, TraceMiddleware
+from graphctx.server.http.openapi import install_openapi
+from graphctx.server.mcp.transport import McpHttpEndpoint
+from graphctx.server.metrics import Metrics
+from graphctx.server.ratelimit import TokenBucketLimiter
+from graphctx.server.service import GraphctxService
+
+__all__ = ["create_app"]
+
+API_VERSION = "1.0.0"
+
+
+def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
+    if not isinstance(provider.grants, ConfigGrants):
+        # The service never trusts caller-asserted scopes: grants come from the auth config
+        # (any grants the provider already had can only narrow them further).
+        provider.grants = ConfigGrants(settings, narrower=provider.grants)
+    metrics = Metrics()
+    limits = settings.limits
+    service = GraphctxService(provider, limits, metrics)
+    mcp_endpoint = McpHttpEndpoint(service, limits.max_body_bytes) if settings.mcp_http else None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            await provider.aopen()
+            stack.push_async_callback(provider.aclose)
+            await warm_up(provider)
+            if mcp_endpoint is not None:
+                await stack.enter_async_context(mcp_endpoint.manager.run())
+            yield
+
+    app = FastAPI(
+        title="graphctx",
+        version=API_VERSION,
+        description="Permission-aware GraphRAG context: evidence bundles with provenance, "
+        "freshness and hard budgets. Every /v1 route needs an API key "
+        "(`Authorization: Bearer` or `X-API-Key`).",
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.graphctx = AppServices(service=service, metrics=metrics, settings=settings)
+    app.include_router(routes.router)
+    app.include_router(documents.router)
+    if mcp_endpoint is not None:
+        app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, include_in_schema=False))
+    install_error_handlers(app, metrics)
+    install_openapi(app)
+    # Added last = outermost: trace/access log, then authentication, then body limits.
+    app.add_middleware(
+        BodyLimitMiddleware,
+        api_limit=limits.max_body_bytes,
+        upload_limit=limits.max_upload_bytes,
+        metrics=metrics,
+    )
+    app.add_middleware(
+        AuthMiddleware,
+        authenticator=Authenticator(settings),
+        limiter=TokenBucketLimiter(limits.rate_per_second, limits.rate_burst),
+        gateway=settings.gateway,
+        metrics=metrics,
+    )
+    app.add_middleware(TraceMiddleware, metrics=metrics)
+    return app

@@ -1,0 +1,101 @@
+"""Read routes: the full contract, the simple search form, probes and metrics."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.responses import JSONResponse, Response
+
+from graphctx.contract import ContextRequest, ContextResponse
+from graphctx.errors import GraphctxError, StoreUnavailableError
+from graphctx.server.http.deps import (
+    identity_of,
+    parse_body,
+    read_json,
+    services_of,
+    set_trace_id,
+    trace_id_of,
+)
+from graphctx.server.http.errors import problem_response
+from graphctx.server.http.openapi import json_body, problems
+from graphctx.server.models import SearchRequest, SearchResponse
+
+__all__ = ["router"]
+
+router = APIRouter()
+READ_PROBLEMS = problems(400, 401, 403, 404, 413, 415, 422, 429, 503)
+
+
+def json_response(model: ContextResponse | SearchResponse) -> Response:
+    return Response(model.model_dump_json(), media_type="application/json")
+
+
+@router.post(
+    "/v1/context",
+    response_model=ContextResponse,
+    responses=READ_PROBLEMS,
+    openapi_extra=json_body(ContextRequest),
+    summary="Retrieve an evidence bundle (the full ContextRequest contract)",
+    description="The project is the request's `namespace`. `principal_id` must be the "
+    "authenticated principal unless the key may impersonate; `allowed_scopes` only narrows "
+    "the key's grant.",
+)
+async def post_context(request: Request) -> Response:
+    identity = identity_of(request)
+    context_request = parse_body(ContextRequest, await read_json(request))
+    if "trace_id" in context_request.model_fields_set:
+        set_trace_id(request, context_request.trace_id)
+    else:
+        context_request = context_request.model_copy(update={"trace_id": trace_id_of(request)})
+    response = await services_of(request).service.retrieve(identity, context_request)
+    return json_response(response)
+
+
+@router.post(
+    "/v1/projects/{project_id}/search",
+    response_model=SearchResponse,
+    responses=READ_PROBLEMS,
+    openapi_extra=json_body(SearchRequest),
+    summary="Search a project (query, limit -> results with content, source, score)",
+)
+async def post_search(project_id: str, request: Request) -> Response:
+    identity = identity_of(request)
+    form = parse_body(SearchRequest, await read_json(request))
+    if form.trace_id is not None:
+        set_trace_id(request, form.trace_id)
+    result = await services_of(request).service.search(
+        identity, project_id, form, trace_id_of(request)
+    )
+    return json_response(result)
+
+
+@router.get("/healthz", summary="Liveness: the process serves requests")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.get(
+    "/readyz",
+    summary="Readiness: the store answers",
+    responses=problems(503),
+)
+async def readyz(request: Request) -> Response:
+    services = services_of(request)
+    try:
+        await services.service.provider.store.ping()
+    except GraphctxError as exc:
+        return problem_response(exc, services.metrics)
+    except Exception as exc:
+        error = StoreUnavailableError(f"store ping failed: {type(exc).__name__}")
+        return problem_response(error, services.metrics)
+    return JSONResponse({"status": "ready"})
+
+
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
+)
+async def metrics(request: Request) -> Response:
+    return Response(services_of(request).metrics.render(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,83 @@
+"""Prometheus metrics, one registry per app (so several apps can live in one process)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+from graphctx.contract import ContextResponse
+
+__all__ = ["Metrics"]
+
+_LATENCY_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_COUNT_BUCKETS = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "graphctx_http_requests",
+            "HTTP requests by route template and status.",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
+        self.request_latency = Histogram(
+            "graphctx_http_request_duration_seconds",
+            "HTTP request latency.",
+            ["route", "method"],
+            buckets=_LATENCY_BUCKETS_S,
+            registry=self.registry,
+        )
+        self.stage_latency = Histogram(
+            "graphctx_stage_duration_seconds",
+            "Retrieval pipeline stage latency.",
+            ["stage", "status"],
+            buckets=_LATENCY_BUCKETS_S,
+            registry=self.registry,
+        )
+        self.responses = Counter(
+            "graphctx_responses",
+            "Evidence bundles by answerability and reason.",
+            ["face", "answerable", "reason"],
+            registry=self.registry,
+        )
+        self.results = Histogram(
+            "graphctx_results_per_response",
+            "Evidence items per bundle.",
+            ["face"],
+            buckets=_COUNT_BUCKETS,
+            registry=self.registry,
+        )
+        self.denials = Counter(
+            "graphctx_denials",
+            "Evidence withheld, by stage and reason.",
+            ["stage", "reason"],
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            "graphctx_errors",
+            "Errors returned, by stable code.",
+            ["code"],
+            registry=self.registry,
+        )
+
+    def observe_response(self, response: ContextResponse, face: str) -> None:
+        for stage in response.manifest.stages:
+            self.stage_latency.labels(stage.stage, stage.status.value).observe(
+                stage.elapsed_ms / 1000
+            )
+        reason = response.reason.value if response.reason is not None else ""
+        self.responses.labels(face, str(response.answerable).lower(), reason).inc()
+        self.results.labels(face).observe(len(response.items))
+        for denial in response.denied:
+            self.denials.labels(denial.stage, denial.reason.value).inc(denial.count)
+
+    def observe_error(self, code: str) -> None:
+        self.errors.labels(code).inc()
+
+    def observe_request(self, route: str, method: str, status: int, seconds: float) -> None:
+        self.requests.labels(route, method, str(status)).inc()
+        self.request_latency.labels(route, method).observe(seconds)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

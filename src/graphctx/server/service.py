@@ -1,0 +1,281 @@
+"""What the service faces do, with every authorisation decision in one place.
+
+* A project the identity holds no grant for is :func:`project_not_found`, exactly like a
+  project that does not exist; nothing about the store is consulted to decide it.
+* ``principal_id`` must be the authenticated principal unless the key may impersonate.
+* Effective scopes = the identity's grant for the project ∩ the request's ``allowed_scopes``;
+  the provider's ScopeGrants (:class:`~graphctx.server.grants.ConfigGrants`) applies the same
+  rule again inside the pipeline.
+* Writes need ``can_write``; a writer only writes documents whose scopes it holds, and only
+  replaces or deletes documents whose scopes it holds entirely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import replace
+
+from graphctx.contract import ContextRequest, ContextResponse, EvidenceItem
+from graphctx.contract.parsing import parse_request
+from graphctx.errors import AccessDeniedError, NotFoundError, StoreUnavailableError
+from graphctx.ingest.pipeline import IngestDefaults
+from graphctx.ingest.source import SourceDocument
+from graphctx.provider import ContextProvider
+from graphctx.server.auth import Identity, ProjectGrant
+from graphctx.server.config import LimitsConfig
+from graphctx.server.errors import LimitExceededError, project_not_found
+from graphctx.server.grants import bind_identity
+from graphctx.server.metrics import Metrics
+from graphctx.server.models import (
+    DocumentError,
+    DocumentOutcome,
+    IngestResult,
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+    SourceList,
+    SourceSummary,
+)
+
+__all__ = ["GraphctxService", "with_document_defaults"]
+
+DEADLINE_GRACE_S = 5.0  # the provider honours timeout_ms itself; this only catches a hang
+
+
+class GraphctxService:
+    def __init__(self, provider: ContextProvider, limits: LimitsConfig, metrics: Metrics) -> None:
+        self.provider = provider
+        self.limits = limits
+        self.metrics = metrics
+        # Retrieval is partly CPU-bound on the event loop thread: admitting every request at
+        # once would make all of them miss their deadlines together. Waiting here does not
+        # count against timeout_ms (the provider's clock starts when a slot is free).
+        self._slots = asyncio.Semaphore(limits.max_concurrent_retrievals)
+
+    # --- authorisation ------------------------------------------------------------------------
+    def readable(self, identity: Identity, project: str) -> ProjectGrant:
+        grant = identity.grant(project)
+        if grant is None:
+            raise project_not_found()
+        return grant
+
+    def writable(self, identity: Identity, project: str) -> ProjectGrant:
+        grant = self.readable(identity, project)
+        if not grant.can_write:
+            raise AccessDeniedError("this key may not write to the project", code="write_denied")
+        return grant
+
+    # --- reads --------------------------------------------------------------------------------
+    async def retrieve(
+        self, identity: Identity, request: ContextRequest, *, face: str = "http"
+    ) -> ContextResponse:
+        grant = self.readable(identity, request.namespace)
+        if request.principal_id != identity.principal_id and not identity.can_impersonate:
+            raise AccessDeniedError(
+                "principal_id must be the authenticated principal", code="principal_mismatch"
+            )
+        self._check_caps(request)
+        scopes = sorted(grant.scopes.intersection(request.allowed_scopes))
+        if not scopes:
+            raise AccessDeniedError(
+                "none of the requested scopes is granted in this project",
+                code="no_effective_scopes",
+            )
+        narrowed = request.model_copy(update={"allowed_scopes": scopes})
+        with bind_identity(identity):
+            try:
+                async with self._slots:
+                    response = await asyncio.wait_for(
+                        self.provider.aretrieve(narrowed),
+                        timeout=request.timeout_ms / 1000 + DEADLINE_GRACE_S,
+                    )
+            except TimeoutError as exc:
+                raise StoreUnavailableError(
+                    "retrieval overran its deadline", code="deadline_overrun"
+                ) from exc
+        self.metrics.observe_response(response, face)
+        return response
+
+    async def search(
+        self, identity: Identity, project: str, form: SearchRequest, trace_id: str
+    ) -> SearchResponse:
+        grant = self.readable(identity, project)
+        limit = form.limit or self.limits.default_results
+        if limit > self.limits.max_results:
+            raise LimitExceededError(
+                f"limit is over this service's cap of {self.limits.max_results}", field="limit"
+            )
+        fields: dict[str, object] = {
+            "query": form.query,
+            "principal_id": form.principal_id or identity.principal_id,
+            "allowed_scopes": form.allowed_scopes or sorted(grant.scopes),
+            "namespace": project,
+            "retrieval_mode": form.retrieval_mode,
+            "trace_id": form.trace_id or trace_id,
+            "freshness_required_at": form.freshness_required_at,
+        }
+        if form.max_tokens is not None:
+            fields["max_tokens"] = form.max_tokens
+        if form.timeout_ms is not None:
+            fields["timeout_ms"] = form.timeout_ms
+        response = await self.retrieve(identity, parse_request(fields))
+        return SearchResponse(
+            query=form.query,
+            limit=limit,
+            results=[_result(item) for item in response.items[:limit]],
+            answerable=response.answerable,
+            reason=response.reason,
+            denied=response.denied,
+            limits=response.limits,
+            trace_id=response.trace_id,
+        )
+
+    async def list_sources(self, identity: Identity, project: str) -> SourceList:
+        grant = self.readable(identity, project)
+        summaries = await self.provider.store.list_documents(project, grant.scopes)
+        return SourceList(
+            project_id=project,
+            documents=[
+                SourceSummary(
+                    document_id=s.document_id,
+                    document_version=s.document_version,
+                    source_uri=s.source_uri,
+                    title=s.title,
+                    chunk_count=s.chunk_count,
+                    superseded=s.superseded,
+                )
+                for s in summaries
+            ],
+        )
+
+    # --- writes -------------------------------------------------------------------------------
+    async def ingest(
+        self,
+        identity: Identity,
+        project: str,
+        sources: Sequence[SourceDocument],
+        default_scopes: Sequence[str],
+        rejected: Sequence[DocumentError] = (),
+    ) -> IngestResult:
+        grant = self.writable(identity, project)
+        if len(sources) + len(rejected) > self.limits.max_documents:
+            raise LimitExceededError(
+                f"at most {self.limits.max_documents} documents per request", field="documents"
+            )
+        errors = list(rejected)
+        accepted: list[SourceDocument] = []
+        for source in sources:
+            problem = await self._write_problem(project, grant, source, default_scopes)
+            if problem is None:
+                accepted.append(source)
+            else:
+                errors.append(problem)
+        defaults = IngestDefaults(namespace=project, scopes=tuple(default_scopes))
+        with bind_identity(identity):
+            report = await self.provider.aingest_sources(accepted, defaults)
+        errors.extend(
+            DocumentError(origin=e.origin, code=e.code, message=e.message) for e in report.errors
+        )
+        return IngestResult(
+            project_id=project,
+            documents=[
+                DocumentOutcome(
+                    origin=d.origin,
+                    document_id=d.document_id,
+                    outcome=d.outcome,
+                    version=d.version,
+                    chunks=d.chunks,
+                )
+                for d in report.documents
+            ],
+            errors=errors,
+            chunks_written=report.chunks_written,
+        )
+
+    async def delete(self, identity: Identity, project: str, document_id: str) -> int:
+        grant = self.writable(identity, project)
+        latest = await self.provider.store.latest_version(project, document_id)
+        if latest is None or not latest.scopes & grant.scopes:
+            raise NotFoundError("no such document", code="not_found")
+        if not latest.scopes <= grant.scopes:
+            raise AccessDeniedError(
+                "the document has scopes this key does not hold", code="write_denied"
+            )
+        return await self.provider.store.delete_document(project, document_id)
+
+    async def _write_problem(
+        self,
+        project: str,
+        grant: ProjectGrant,
+        source: SourceDocument,
+        default_scopes: Sequence[str],
+    ) -> DocumentError | None:
+        scopes = frozenset(source.metadata.scopes or default_scopes)
+        document_id = source.metadata.document_id
+        if not scopes:
+            return None  # the pipeline reports missing_scopes with its usual message
+        if not scopes <= grant.scopes:
+            return DocumentError(
+                origin=source.origin,
+                code="scope_not_granted",
+                message="the document's scopes must be among the scopes this key holds",
+            )
+        if document_id is not None:
+            latest = await self.provider.store.latest_version(project, document_id)
+            if latest is not None and not latest.scopes <= grant.scopes:
+                return DocumentError(
+                    origin=source.origin,
+                    code="document_id_conflict",
+                    message="this document id belongs to a document this key cannot manage",
+                )
+        return None
+
+    def _check_caps(self, request: ContextRequest) -> None:
+        caps = self.limits
+        if len(request.query) > caps.max_query_chars:
+            raise LimitExceededError(
+                f"query is over this service's cap of {caps.max_query_chars} characters",
+                field="query",
+            )
+        if request.max_tokens > caps.max_tokens:
+            raise LimitExceededError(
+                f"max_tokens is over this service's cap of {caps.max_tokens}", field="max_tokens"
+            )
+        if request.timeout_ms > caps.max_timeout_ms:
+            raise LimitExceededError(
+                f"timeout_ms is over this service's cap of {caps.max_timeout_ms}",
+                field="timeout_ms",
+            )
+
+
+def with_document_defaults(
+    source: SourceDocument, document_id: str, source_uri: str
+) -> SourceDocument:
+    """Give a source the id and URI it would otherwise derive from a server-side path."""
+    meta = source.metadata
+    return replace(
+        source,
+        metadata=replace(
+            meta,
+            document_id=meta.document_id or document_id,
+            source_uri=meta.source_uri or source_uri,
+        ),
+    )
+
+
+def _result(item: EvidenceItem) -> SearchResult:
+    return SearchResult(
+        content=item.content,
+        source=item.source_uri,
+        score=item.retrieval_scores.fused,
+        citation_id=item.citation_id,
+        document_id=item.document_id,
+        chunk_id=item.chunk_id,
+        document_version=item.document_version,
+        freshness=item.freshness,
+        provenance_path=item.provenance_path,
+        retrieval_scores=item.retrieval_scores,
+        span=item.span,
+        truncated=item.truncated,
+    )

@@ -1,0 +1,464 @@
+"""Every Cypher statement graphctx sends to Neo4j, as parameterised constants.
+
+Nothing here is built from caller input: values travel as ``$parameters``, relation types as
+dynamic types (``$(row.relation_type)``), and index names are the constants below.
+
+Graph layout (all nodes carry ``namespace``; nothing is shared across namespaces)::
+
+    (:Namespace {name, embedder, dimension, chunk_seq, relation_seq})
+    (:Document {namespace, document_id, version, version_seq, is_latest, scopes, acl_key, ...})
+        -[:HAS_CHUNK]->
+    (:Chunk {namespace, chunk_id, seq, ordinal, start_char, end_char, text, heading_path,
+             embedding, terms, acl_key, acl_terms})
+    (:ScopeSet {key, namespace, scopes, chunk_count})      one per distinct scope set
+    (:Knowledge {namespace, node_id, kind, node_type, name, description})
+        -[:FROM_CHUNK {link, role}]-> (:Chunk)
+    (:Name {namespace, key}) -[:NAMES]-> (:Knowledge)        entity lookup by name or alias
+    (:Knowledge) -[:<RELATION_TYPE> {namespace, seq, support: [chunk_id, ...]}]-> (:Knowledge)
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+VECTOR_INDEX: Final = "graphctx_chunk_embedding"
+FULLTEXT_INDEX: Final = "graphctx_chunk_text"
+FULLTEXT_ANALYZER: Final = "whitespace"
+
+# --- schema (write path, idempotent) ---------------------------------------------------------
+# Name -> statement. The name is the index (or the constraint's index) it creates.
+SCHEMA_STATEMENTS: Final[dict[str, str]] = {
+    "graphctx_namespace_name": """CREATE CONSTRAINT graphctx_namespace_name IF NOT EXISTS
+       FOR (n:Namespace) REQUIRE n.name IS UNIQUE""",
+    "graphctx_document_version": """CREATE CONSTRAINT graphctx_document_version IF NOT EXISTS
+       FOR (d:Document) REQUIRE (d.namespace, d.document_id, d.version_seq) IS UNIQUE""",
+    "graphctx_chunk_id": """CREATE CONSTRAINT graphctx_chunk_id IF NOT EXISTS
+       FOR (c:Chunk) REQUIRE (c.namespace, c.chunk_id) IS UNIQUE""",
+    "graphctx_scope_set_key": """CREATE CONSTRAINT graphctx_scope_set_key IF NOT EXISTS
+       FOR (s:ScopeSet) REQUIRE s.key IS UNIQUE""",
+    "graphctx_knowledge_id": """CREATE CONSTRAINT graphctx_knowledge_id IF NOT EXISTS
+       FOR (k:Knowledge) REQUIRE (k.namespace, k.node_id) IS UNIQUE""",
+    "graphctx_document_by_id": """CREATE INDEX graphctx_document_by_id IF NOT EXISTS
+       FOR (d:Document) ON (d.namespace, d.document_id)""",
+    "graphctx_scope_set_by_namespace": """CREATE INDEX graphctx_scope_set_by_namespace IF NOT EXISTS
+       FOR (s:ScopeSet) ON (s.namespace)""",
+    "graphctx_chunk_by_acl_key": """CREATE INDEX graphctx_chunk_by_acl_key IF NOT EXISTS
+       FOR (c:Chunk) ON (c.acl_key)""",
+    "graphctx_chunk_by_seq": """CREATE INDEX graphctx_chunk_by_seq IF NOT EXISTS
+       FOR (c:Chunk) ON (c.namespace, c.seq)""",
+    "graphctx_name_key": """CREATE CONSTRAINT graphctx_name_key IF NOT EXISTS
+       FOR (n:Name) REQUIRE (n.namespace, n.key) IS UNIQUE""",
+    "graphctx_knowledge_by_namespace": """CREATE INDEX graphctx_knowledge_by_namespace IF NOT EXISTS
+       FOR (k:Knowledge) ON (k.namespace)""",
+    # No `vector.dimensions`: one index serves every embedding dimension (a query only meets
+    # vectors of its own dimension). Quantisation off: binary quantisation lost recall in our
+    # measurements (README.md).
+    "graphctx_chunk_embedding": """CYPHER 25
+       CREATE VECTOR INDEX graphctx_chunk_embedding IF NOT EXISTS
+       FOR (c:Chunk) ON c.embedding WITH [c.acl_key]
+       OPTIONS {indexConfig: {
+           `vector.similarity_function`: 'cosine',
+           `vector.quantization.type`: 'NONE'
+       }}""",
+    "graphctx_chunk_text": """CREATE FULLTEXT INDEX graphctx_chunk_text IF NOT EXISTS
+       FOR (c:Chunk) ON EACH [c.terms, c.acl_terms]
+       OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}""",
+}
+
+AWAIT_INDEXES: Final = "CALL db.awaitIndexes($timeout_s)"
+
+SHOW_GRAPHCTX_INDEXES: Final = """
+SHOW INDEXES YIELD name, type, labelsOrTypes, properties, options, state
+WHERE name STARTS WITH 'graphctx_'
+RETURN name, type, labelsOrTypes, properties, options, state
+"""
+
+SERVER_COMPONENTS: Final = """
+CALL dbms.components() YIELD name, versions, edition
+WHERE name = 'Neo4j Kernel'
+RETURN versions[0] AS version, edition
+"""
+
+PING: Final = "RETURN 1 AS ok"
+
+# --- write path: documents ------------------------------------------------------------------
+# Locks the namespace (serialising its writers) and returns what a write needs to decide:
+# the namespace's embedder, the latest version, and the chunks of all versions by scope set.
+BEGIN_DOCUMENT_WRITE: Final = """
+MERGE (n:Namespace {name: $namespace})
+SET n.writes = coalesce(n.writes, 0) + 1
+WITH n
+OPTIONAL MATCH (latest:Document {namespace: $namespace, document_id: $document_id})
+WHERE latest.is_latest
+OPTIONAL MATCH (:Document {namespace: $namespace, document_id: $document_id})
+               -[:HAS_CHUNK]->(c:Chunk)
+WITH n, latest, c.acl_key AS key, count(c) AS chunks
+RETURN n.embedder AS embedder, n.dimension AS dimension, coalesce(n.chunk_seq, 0) AS chunk_seq,
+       latest {.version, .version_seq, .content_hash, .metadata_hash, .scopes} AS latest,
+       [row IN collect({key: key, chunks: chunks}) WHERE row.key IS NOT NULL] AS footprint
+"""
+
+SET_NAMESPACE_EMBEDDER: Final = """
+MATCH (n:Namespace {name: $namespace})
+SET n.embedder = $embedder, n.dimension = $dimension
+"""
+
+# Chunks and relations get a per-namespace sequence number: insertion order for tie-breaks.
+RESERVE_CHUNK_SEQ: Final = """
+MATCH (n:Namespace {name: $namespace})
+SET n.chunk_seq = coalesce(n.chunk_seq, 0) + $count
+"""
+
+LATEST_VERSION: Final = """
+MATCH (d:Document {namespace: $namespace, document_id: $document_id})
+WHERE d.is_latest
+RETURN d {.version, .version_seq, .content_hash, .metadata_hash, .scopes} AS latest
+"""
+
+CREATE_VERSION: Final = """
+OPTIONAL MATCH (previous:Document {namespace: $namespace, document_id: $document_id})
+WHERE previous.is_latest
+SET previous.is_latest = false, previous.superseded_by_seq = $properties.version_seq
+CREATE (d:Document)
+SET d = $properties
+"""
+
+SET_SCOPES_OF_ALL_VERSIONS: Final = """
+MATCH (d:Document {namespace: $namespace, document_id: $document_id})
+SET d.scopes = $scopes, d.acl_key = $acl_key
+WITH d
+MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
+SET c.acl_key = $acl_key, c.acl_terms = $acl_terms
+"""
+
+CREATE_CHUNKS: Final = """
+MATCH (d:Document {namespace: $namespace, document_id: $document_id, version_seq: $version_seq})
+UNWIND $chunks AS row
+CREATE (c:Chunk)
+SET c = row
+CREATE (d)-[:HAS_CHUNK]->(c)
+"""
+
+# Chunk counts per scope set let vector search choose exact or in-index search cheaply.
+ADJUST_SCOPE_SETS: Final = """
+UNWIND $deltas AS delta
+MERGE (s:ScopeSet {key: delta.key})
+ON CREATE SET s.namespace = $namespace, s.scopes = delta.scopes, s.chunk_count = 0
+SET s.chunk_count = s.chunk_count + delta.chunks
+WITH s
+WHERE s.chunk_count <= 0
+DELETE s
+"""
+
+# --- write path: delete and graph -----------------------------------------------------------
+LOCK_EXISTING_NAMESPACE: Final = """
+MATCH (n:Namespace {name: $namespace})
+SET n.writes = coalesce(n.writes, 0) + 1
+RETURN coalesce(n.relation_seq, 0) AS relation_seq
+"""
+
+RESERVE_RELATION_SEQ: Final = """
+MATCH (n:Namespace {name: $namespace})
+SET n.relation_seq = coalesce(n.relation_seq, 0) + $count
+"""
+
+DOCUMENT_FOOTPRINT: Final = """
+MATCH (d:Document {namespace: $namespace, document_id: $document_id})
+OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
+OPTIONAL MATCH (k:Knowledge)-[:FROM_CHUNK]->(c)
+WITH count(DISTINCT d) AS versions, collect(DISTINCT c) AS chunks,
+     collect(DISTINCT k.node_id) AS node_ids
+RETURN versions, node_ids, [c IN chunks | c.chunk_id] AS chunk_ids,
+       [c IN chunks | c.acl_key] AS chunk_keys
+"""
+
+DELETE_DOCUMENT_VERSIONS: Final = """
+MATCH (d:Document {namespace: $namespace, document_id: $document_id})
+OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
+DETACH DELETE c, d
+"""
+
+PRUNE_RELATION_SUPPORT: Final = """
+MATCH (:Knowledge {namespace: $namespace})-[r]->(:Knowledge)
+WHERE any(chunk_id IN r.support WHERE chunk_id IN $chunk_ids)
+SET r.support = [chunk_id IN r.support WHERE NOT chunk_id IN $chunk_ids]
+WITH r
+WHERE size(r.support) = 0
+DELETE r
+"""
+
+DELETE_UNSUPPORTED_NODES: Final = """
+UNWIND $node_ids AS node_id
+MATCH (k:Knowledge {namespace: $namespace, node_id: node_id})
+WHERE NOT (k)-[:FROM_CHUNK]->(:Chunk)
+OPTIONAL MATCH (name:Name)-[:NAMES]->(k)
+DETACH DELETE k
+WITH DISTINCT name
+WHERE name IS NOT NULL AND NOT (name)-[:NAMES]->()
+DELETE name
+"""
+
+MISSING_CHUNKS: Final = """
+UNWIND $chunk_ids AS chunk_id
+OPTIONAL MATCH (c:Chunk {namespace: $namespace, chunk_id: chunk_id})
+WITH chunk_id, c
+WHERE c IS NULL
+RETURN collect(chunk_id) AS missing
+"""
+
+MISSING_NODES: Final = """
+UNWIND $node_ids AS node_id
+OPTIONAL MATCH (k:Knowledge {namespace: $namespace, node_id: node_id})
+WITH node_id, k
+WHERE k IS NULL
+RETURN collect(node_id) AS missing
+"""
+
+# Later writes keep an earlier description or type they do not restate, and a chunk first
+# recorded as a mere mention is upgraded by a stronger link, never the reverse.
+UPSERT_NODES: Final = """
+UNWIND $nodes AS row
+MERGE (k:Knowledge {namespace: $namespace, node_id: row.node_id})
+SET k.kind = row.kind, k.name = row.name,
+    k.description = coalesce(row.description, k.description),
+    k.node_type = coalesce(row.node_type, k.node_type)
+WITH k, row
+CALL (k, row) {
+    UNWIND row.name_keys AS key
+    MERGE (name:Name {namespace: $namespace, key: key})
+    MERGE (name)-[:NAMES]->(k)
+}
+CALL (k, row) {
+    UNWIND row.support AS support
+    MATCH (c:Chunk {namespace: $namespace, chunk_id: support.chunk_id})
+    MERGE (k)-[s:FROM_CHUNK]->(c)
+    ON CREATE SET s.link = row.link, s.role = support.role
+    ON MATCH SET s.link = CASE WHEN s.link = 'MENTIONS' THEN row.link ELSE s.link END,
+                 s.role = coalesce(support.role, s.role)
+}
+"""
+
+UPSERT_RELATIONS: Final = """
+CYPHER 25
+UNWIND $relations AS row
+MATCH (a:Knowledge {namespace: $namespace, node_id: row.source_id})
+MATCH (b:Knowledge {namespace: $namespace, node_id: row.target_id})
+MERGE (a)-[r:$(row.relation_type)]->(b)
+ON CREATE SET r.namespace = $namespace, r.support = [], r.seq = row.seq
+SET r.support = reduce(
+    acc = r.support, chunk_id IN row.chunk_ids |
+    CASE WHEN chunk_id IN acc THEN acc ELSE acc + chunk_id END
+)
+"""
+
+# --- read path (always in READ transactions; scopes applied inside every query) -------------
+VISIBLE: Final = "any(scope IN d.scopes WHERE scope IN $scopes)"
+
+FULLTEXT_SEARCH: Final = f"""
+CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene, {{limit: $limit}})
+YIELD node, score
+WHERE score > 0 AND node.namespace = $namespace
+MATCH (d:Document)-[:HAS_CHUNK]->(node)
+WHERE {VISIBLE}
+RETURN node.chunk_id AS chunk_id, score
+ORDER BY score DESC
+"""
+
+VECTOR_PLAN: Final = """
+OPTIONAL MATCH (n:Namespace {name: $namespace})
+OPTIONAL MATCH (s:ScopeSet {namespace: $namespace})
+WHERE any(scope IN s.scopes WHERE scope IN $scopes)
+RETURN n.dimension AS dimension, collect(s.key) AS keys, sum(s.chunk_count) AS visible
+"""
+
+# Exact cosine over the pre-filtered visible set: 100% recall, cost grows with the set.
+VECTOR_SEARCH_EXACT: Final = f"""
+MATCH (c:Chunk)
+WHERE c.acl_key IN $keys
+WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
+ORDER BY score DESC, c.chunk_id
+LIMIT $limit
+MATCH (d:Document)-[:HAS_CHUNK]->(c)
+WHERE {VISIBLE}
+RETURN c.chunk_id AS chunk_id, score
+ORDER BY score DESC, chunk_id
+"""
+
+# HNSW search with the ACL filter inside the index: only visible chunks take a slot.
+VECTOR_SEARCH_IN_INDEX: Final = f"""
+CYPHER 25
+MATCH (c:Chunk)
+  SEARCH c IN (
+    VECTOR INDEX {VECTOR_INDEX}
+    FOR $vector
+    WHERE c.acl_key IN $keys
+    LIMIT $candidates
+  ) SCORE AS score
+WITH c, score
+ORDER BY score DESC, c.chunk_id
+LIMIT $limit
+MATCH (d:Document)-[:HAS_CHUNK]->(c)
+WHERE {VISIBLE}
+RETURN c.chunk_id AS chunk_id, score
+ORDER BY score DESC, chunk_id
+"""
+
+VIEW_COLUMNS: Final = """
+c.chunk_id AS chunk_id, d.document_id AS document_id, d.version AS version,
+d.source_uri AS source_uri, d.title AS title, c.text AS text, c.start_char AS start_char,
+c.end_char AS end_char, c.ordinal AS ordinal, d.scopes AS scopes, d.created_at AS created_at,
+d.updated_at AS updated_at, d.valid_from AS valid_from, d.valid_to AS valid_to,
+d.is_latest AS is_latest, d.declared_superseded_by AS declared_superseded_by
+"""
+
+FETCH_CHUNKS: Final = f"""
+MATCH (c:Chunk {{namespace: $namespace}})
+WHERE c.chunk_id IN $chunk_ids
+MATCH (d:Document)-[:HAS_CHUNK]->(c)
+WHERE {VISIBLE}
+RETURN {VIEW_COLUMNS}
+"""
+
+LIST_DOCUMENTS: Final = f"""
+MATCH (d:Document {{namespace: $namespace}})
+WHERE {VISIBLE}
+RETURN d.document_id AS document_id, d.version AS version, d.source_uri AS source_uri,
+       d.title AS title, COUNT {{ (d)-[:HAS_CHUNK]->(:Chunk) }} AS chunk_count,
+       (NOT d.is_latest OR d.declared_superseded_by IS NOT NULL) AS superseded
+ORDER BY document_id, d.version_seq
+"""
+
+NODES_FOR_CHUNKS: Final = f"""
+MATCH (c:Chunk {{namespace: $namespace}})
+WHERE c.chunk_id IN $chunk_ids
+MATCH (d:Document)-[:HAS_CHUNK]->(c)
+WHERE {VISIBLE}
+MATCH (k:Knowledge {{namespace: $namespace}})-[:FROM_CHUNK]->(c)
+RETURN k.node_id AS node_id, k.kind AS kind, k.node_type AS node_type, c.chunk_id AS chunk_id
+ORDER BY node_id, chunk_id
+"""
+
+DOCUMENT_CHUNKS: Final = f"""
+MATCH (d:Document {{namespace: $namespace, document_id: $document_id}})
+WHERE d.is_latest
+MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
+RETURN {VIEW_COLUMNS}
+ORDER BY c.ordinal
+"""
+
+# --- graph layer (read path): visibility is checked in every step, never after --------------
+CHUNK_VISIBLE: Final = (
+    "EXISTS { MATCH (vd:Document)-[:HAS_CHUNK]->(c) WHERE any(s IN vd.scopes WHERE s IN $scopes) }"
+)
+
+
+def _node_visible(node: str) -> str:
+    return (
+        f"EXISTS {{ MATCH ({node})-[:FROM_CHUNK]->(:Chunk)<-[:HAS_CHUNK]-(nd:Document)"
+        " WHERE any(s IN nd.scopes WHERE s IN $scopes) }"
+    )
+
+
+RELATION_VISIBLE: Final = (
+    "any(chunk_id IN r.support WHERE EXISTS {"
+    " MATCH (rd:Document)-[:HAS_CHUNK]->(:Chunk {namespace: $namespace, chunk_id: chunk_id})"
+    " WHERE any(s IN rd.scopes WHERE s IN $scopes) })"
+)
+
+
+def _degree(node: str) -> str:
+    return f"COUNT {{ ({node})-[:FROM_CHUNK]->() }}"
+
+
+GRAPH_VISIBLE_CHUNKS: Final = f"""
+MATCH (c:Chunk {{namespace: $namespace}})
+WHERE c.chunk_id IN $ids AND {CHUNK_VISIBLE}
+MATCH (d:Document)-[:HAS_CHUNK]->(c)
+RETURN c.seq AS row, c.chunk_id AS chunk_id, d.document_id AS document_id
+"""
+
+GRAPH_VISIBLE_NODES: Final = f"""
+MATCH (k:Knowledge {{namespace: $namespace}})
+WHERE k.node_id IN $ids AND {_node_visible("k")}
+RETURN k.node_id AS node_id, k.kind AS kind
+"""
+
+GRAPH_NODES_OF_CHUNKS: Final = f"""
+UNWIND $ids AS row
+MATCH (:Chunk {{namespace: $namespace, seq: row}})<-[s:FROM_CHUNK]-(k:Knowledge)
+RETURN row, k.node_id AS node_id, s.link AS link, s.role AS role, k.kind AS kind,
+       {_degree("k")} AS degree
+"""
+
+GRAPH_CHUNKS_OF_NODES: Final = """
+UNWIND $ids AS node_id
+MATCH (:Knowledge {namespace: $namespace, node_id: node_id})-[s:FROM_CHUNK]->(c:Chunk)
+MATCH (d:Document)-[:HAS_CHUNK]->(c)
+RETURN node_id, c.seq AS row, c.chunk_id AS chunk_id, d.document_id AS document_id,
+       s.link AS link, s.role AS role, any(x IN d.scopes WHERE x IN $scopes) AS visible
+ORDER BY node_id, CASE s.link WHEN 'MENTIONS' THEN 1 ELSE 0 END, d.is_latest DESC,
+         c.ordinal, c.seq
+"""
+
+
+def _relations(pattern: str) -> str:
+    return f"""
+UNWIND $ids AS node_id
+MATCH {pattern}
+WHERE $types IS NULL OR type(r) IN $types
+RETURN r.seq AS rel, near.node_id AS near, far.node_id AS far, type(r) AS relation_type,
+       far.kind AS kind, r.support AS support, {RELATION_VISIBLE} AS relation_visible,
+       {_node_visible("far")} AS node_visible, {_degree("far")} AS degree
+"""
+
+
+GRAPH_RELATIONS_OUT: Final = _relations(
+    "(near:Knowledge {namespace: $namespace, node_id: node_id})-[r]->(far:Knowledge)"
+)
+GRAPH_RELATIONS_IN: Final = _relations(
+    "(near:Knowledge {namespace: $namespace, node_id: node_id})<-[r]-(far:Knowledge)"
+)
+
+GRAPH_STATING_CHUNKS: Final = f"""
+MATCH (c:Chunk {{namespace: $namespace}})
+WHERE c.chunk_id IN $ids AND {CHUNK_VISIBLE}
+MATCH (d:Document)-[:HAS_CHUNK]->(c)
+RETURN c.chunk_id AS chunk_id, c.seq AS row, d.is_latest AS is_latest
+"""
+
+LOOKUP_ENTITIES: Final = f"""
+MATCH (name:Name {{namespace: $namespace}})
+WHERE name.key IN $keys
+MATCH (name)-[:NAMES]->(k:Knowledge)
+WHERE {_node_visible("k")}
+RETURN name.key AS key, k.node_id AS node_id, k.kind AS kind, k.node_type AS node_type
+ORDER BY key, node_id
+LIMIT $limit
+"""
+
+RELATION_COUNTS: Final = f"""
+UNWIND $ids AS node_id
+MATCH (k:Knowledge {{namespace: $namespace, node_id: node_id}})
+RETURN node_id,
+       size(COLLECT {{
+           MATCH (k)-[r]->(far:Knowledge)
+           WHERE {RELATION_VISIBLE} AND {_node_visible("far")}
+           RETURN r LIMIT $cap
+       }}) + size(COLLECT {{
+           MATCH (k)<-[r]-(far:Knowledge)
+           WHERE {RELATION_VISIBLE} AND {_node_visible("far")}
+           RETURN r LIMIT $cap
+       }}) AS relation_count
+"""
+
+DESCRIBE_NODES: Final = f"""
+MATCH (k:Knowledge {{namespace: $namespace}})
+WHERE k.node_id IN $ids AND {_node_visible("k")}
+RETURN k.node_id AS node_id, k.kind AS kind, k.node_type AS node_type, k.name AS name,
+       k.description AS description,
+       NOT EXISTS {{
+           MATCH (k)-[:FROM_CHUNK]->(:Chunk)<-[:HAS_CHUNK]-(hidden:Document)
+           WHERE NOT any(s IN hidden.scopes WHERE s IN $scopes)
+       }} AS fully_visible
+ORDER BY node_id
+"""

@@ -1,0 +1,68 @@
+"""A real Neo4j server for the ``neo4j``-marked tests, started once per session.
+
+The server comes from ``tools/neo4j/server.py`` (Neo4j Community from Maven Central jars, no
+Docker). Without Java 21+ or Maven the Neo4j tests are skipped with the reason, except under
+``CI=true``, where a missing server fails the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from graphctx.store.neo4j import Neo4jGraphStore
+
+SERVER_SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "neo4j" / "server.py"
+MODULE_NAME = "graphctx_neo4j_server"
+
+
+def _server_module() -> ModuleType:
+    if MODULE_NAME in sys.modules:
+        return sys.modules[MODULE_NAME]
+    spec = importlib.util.spec_from_file_location(MODULE_NAME, SERVER_SCRIPT)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {SERVER_SCRIPT}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[MODULE_NAME] = module  # it defines dataclasses
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def neo4j_server() -> Iterator[Any]:
+    """The running server: ``.uri``, ``.auth``, ``.database``, ``.version``."""
+    server_module = _server_module()
+    manager = server_module.running_neo4j()
+    try:
+        server = manager.__enter__()
+    except server_module.Neo4jUnavailable as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Neo4j is required under CI=true: {exc}")
+        pytest.skip(f"Neo4j tests skipped: {exc}")
+    try:
+        yield server
+    finally:
+        manager.__exit__(None, None, None)
+
+
+@pytest.fixture
+def neo4j_runner() -> Iterator[asyncio.Runner]:
+    with asyncio.Runner() as runner:
+        yield runner
+
+
+@pytest.fixture
+def neo4j_store(neo4j_runner: asyncio.Runner, neo4j_server: Any) -> Iterator[Neo4jGraphStore]:
+    """An opened store on the session's server; tests own their namespaces."""
+    store = Neo4jGraphStore(neo4j_server.uri, neo4j_server.auth, neo4j_server.database)
+    neo4j_runner.run(store.open())
+    yield store
+    neo4j_runner.run(store.close())

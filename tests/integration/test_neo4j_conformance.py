@@ -1,0 +1,39 @@
+"""The GraphStore conformance suite against a real Neo4j server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from graphctx.store.neo4j import Neo4jGraphStore, VectorStrategy
+from graphctx.testing.conformance import GraphLayerConformance, GraphStoreConformance
+
+pytestmark = pytest.mark.neo4j
+
+
+class TestNeo4jGraphStore(GraphStoreConformance, GraphLayerConformance):
+    @pytest.fixture
+    def store(self, runner: asyncio.Runner, neo4j_server: Any) -> Iterator[Neo4jGraphStore]:
+        store = Neo4jGraphStore(neo4j_server.uri, neo4j_server.auth, neo4j_server.database)
+        runner.run(store.open())
+        yield store
+        runner.run(store.close())
+
+
+class TestNeo4jGraphStoreInIndexVectorSearch(GraphStoreConformance):
+    """The same suite with vector search forced through the filtered HNSW index."""
+
+    @pytest.fixture
+    def store(self, runner: asyncio.Runner, neo4j_server: Any) -> Iterator[Neo4jGraphStore]:
+        store = Neo4jGraphStore(
+            neo4j_server.uri,
+            neo4j_server.auth,
+            neo4j_server.database,
+            vector_strategy=VectorStrategy.IN_INDEX,
+        )
+        runner.run(store.open())
+        yield store
+        runner.run(store.close())
