@@ -8,6 +8,7 @@ shingle hashes, fixed hash-family coefficients).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -20,6 +21,7 @@ import numpy.typing as npt
 __all__ = ["MINHASH_PERMUTATIONS", "MinHashSignature", "minhash_signature", "shingles"]
 
 MINHASH_PERMUTATIONS = 128
+SIGNATURE_CACHE_ENTRIES = 8_192  # chunk texts recur across requests; signatures are pure
 _PRIME = np.uint64(4_294_967_291)  # largest prime below 2**32: a*x + b stays below 2**64
 _WHITESPACE = re.compile(r"\s+")
 
@@ -65,6 +67,7 @@ class MinHashSignature:
         return same / len(self.values)
 
 
+@functools.lru_cache(maxsize=SIGNATURE_CACHE_ENTRIES)
 def minhash_signature(text: str, shingle_size: int = 5) -> MinHashSignature:
     hashes = np.fromiter(
         (zlib.crc32(s.encode("utf-8")) for s in shingles(text, shingle_size)), dtype=np.uint64
