@@ -29,6 +29,7 @@ WORDS = ["payment", "gateway", "kafka", "broker", "salary", "cache", "outage", "
 SCOPES = ["eng", "hr", "oncall", "the", "*:*"]  # scope names are never Lucene syntax
 SCORE_TOLERANCE = 1e-4
 EXAMPLES = 50
+LOOKALIKES = 60
 SOON_S = 30.0
 PLAIN_FULLTEXT = """
 CALL db.index.fulltext.queryNodes('graphctx_chunk_text', $lucene, {limit: 1000000})
@@ -169,7 +170,7 @@ def test_scope_filters_follow_every_write_scope_change_and_delete(
         document_id = f"d{index}"
         if action == "delete":
             deleted = neo4j_runner.run(neo4j_store.delete_document(namespace, document_id))
-            assert deleted == len(model.pop(document_id, ((), []))[1])
+            assert deleted == len(model.pop(document_id, (frozenset(), []))[1])
             continue
         doc = make_document(namespace, document_id, text, set(scopes))
         chunk = NewChunk(0, 0, len(text), text, unit_vector(text))
@@ -187,15 +188,43 @@ def test_scope_filters_follow_every_write_scope_change_and_delete(
         assert {hit.chunk_id for hit in hits} == expected, scope
     params = {"namespace": namespace}
     sets = neo4j_runner.run(neo4j_store.run_read(SCOPE_SET_COUNTS, params, soon()))
-    chunks = neo4j_runner.run(neo4j_store.run_read(CHUNK_COUNTS, params, soon()))
+    chunk_rows = neo4j_runner.run(neo4j_store.run_read(CHUNK_COUNTS, params, soon()))
     want: dict[str, int] = {}
     for scopes, cids in model.values():
         key = scope_set_key(namespace, scopes)
         want[key] = want.get(key, 0) + len(cids)
     assert {r["key"]: r["chunks"] for r in sets} == {k: n for k, n in want.items() if n}
-    assert {r["key"]: r["chunks"] for r in chunks} == {k: n for k, n in want.items() if n}
+    assert {r["key"]: r["chunks"] for r in chunk_rows} == {k: n for k, n in want.items() if n}
     terms = {scope_set_key(namespace, s): acl_terms(namespace, s) for s, _ in model.values()}
-    assert all(r["terms"] == terms[r["key"]] for r in chunks)
+    assert all(r["terms"] == terms[r["key"]] for r in chunk_rows)
+
+
+@pytest.mark.parametrize("strategy", [VectorStrategy.EXACT, VectorStrategy.IN_INDEX])
+def test_out_of_scope_lookalikes_never_take_a_vector_slot(
+    neo4j_runner: asyncio.Runner, neo4j_store: Neo4jGraphStore, strategy: VectorStrategy
+) -> None:
+    neo4j_store.vector_strategy = strategy
+    namespace = "t" + uuid.uuid4().hex[:12]
+    query = unit_vector("query", 64)
+    for i in range(LOOKALIKES):
+        doc = make_document(namespace, f"secret-{i}", f"s{i}", {"hr"})
+        near = query + 0.01 * unit_vector(f"noise{i}", 64)
+        chunk = NewChunk(0, 0, len(doc.text), doc.text, near / np.linalg.norm(near))
+        neo4j_runner.run(neo4j_store.write_document(doc, [chunk], "test"))
+    for i in range(3):
+        doc = make_document(namespace, f"visible-{i}", f"v{i}", {"eng"})
+        chunk = NewChunk(0, 0, len(doc.text), doc.text, unit_vector(f"far{i}", 64))
+        neo4j_runner.run(neo4j_store.write_document(doc, [chunk], "test"))
+    hits = neo4j_runner.run(
+        neo4j_store.vector_search(namespace, query, frozenset({"eng"}), 2, soon())
+    )
+    expected = sorted(
+        ((float(np.dot(unit_vector(f"far{i}", 64), query)), f"visible-{i}@1#0") for i in range(3)),
+        reverse=True,
+    )[:2]
+    assert [(h.chunk_id, round(h.score, 4)) for h in hits] == [
+        (cid, round(score, 4)) for score, cid in expected
+    ]
 
 
 def test_lucene_syntax_in_a_query_is_only_text(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from graphctx.store.neo4j import Neo4jGraphStore, VectorStrategy
+from graphctx.store.neo4j import Neo4jGraphStore
 from graphctx.testing.conformance import GraphLayerConformance, GraphStoreConformance
 
 pytestmark = pytest.mark.neo4j
@@ -18,22 +18,6 @@ class TestNeo4jGraphStore(GraphStoreConformance, GraphLayerConformance):
     @pytest.fixture
     def store(self, runner: asyncio.Runner, neo4j_server: Any) -> Iterator[Neo4jGraphStore]:
         store = Neo4jGraphStore(neo4j_server.uri, neo4j_server.auth, neo4j_server.database)
-        runner.run(store.open())
-        yield store
-        runner.run(store.close())
-
-
-class TestNeo4jGraphStoreInIndexVectorSearch(GraphStoreConformance):
-    """The same suite with vector search forced through the filtered HNSW index."""
-
-    @pytest.fixture
-    def store(self, runner: asyncio.Runner, neo4j_server: Any) -> Iterator[Neo4jGraphStore]:
-        store = Neo4jGraphStore(
-            neo4j_server.uri,
-            neo4j_server.auth,
-            neo4j_server.database,
-            vector_strategy=VectorStrategy.IN_INDEX,
-        )
         runner.run(store.open())
         yield store
         runner.run(store.close())

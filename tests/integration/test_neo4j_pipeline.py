@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -14,6 +14,7 @@ from graphctx.context import default_token_counter
 from graphctx.contract import ContextRequest, Freshness
 from graphctx.demo.run import corpus_path, load_script
 from graphctx.embed import UniversalSentenceEncoderEmbedder
+from graphctx.ingest.pipeline import IngestReport
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.store.neo4j import Neo4jGraphStore
@@ -30,24 +31,36 @@ def soon() -> float:
     return time.monotonic() + SOON_S
 
 
-@pytest.fixture
-def neo4j_provider(
-    neo4j_server: Any, embedder: UniversalSentenceEncoderEmbedder
-) -> Iterator[ContextProvider]:
-    store = Neo4jGraphStore(neo4j_server.uri, neo4j_server.auth, neo4j_server.database)
-    provider = ContextProvider(store, embedder, default_token_counter(), CallerAssertedGrants())
-    with provider.open() as opened:
-        yield opened
+@dataclass(frozen=True)
+class Demo:
+    neo4j: ContextProvider
+    sqlite: ContextProvider
+    namespace: str
+    reports: tuple[IngestReport, IngestReport]
 
 
-@pytest.fixture
-def sqlite_provider(
-    tmp_path: Path, embedder: UniversalSentenceEncoderEmbedder
-) -> Iterator[ContextProvider]:
-    store = SqliteGraphStore(tmp_path / "store.sqlite")
-    provider = ContextProvider(store, embedder, default_token_counter(), CallerAssertedGrants())
-    with provider.open() as opened:
-        yield opened
+@pytest.fixture(scope="module")
+def demo(
+    neo4j_server: Any,
+    embedder: UniversalSentenceEncoderEmbedder,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Demo]:
+    """The demo corpus, ingested once into Neo4j and into an embedded store."""
+    namespace = "demo" + uuid.uuid4().hex[:8]
+    neo4j_store = Neo4jGraphStore(neo4j_server.uri, neo4j_server.auth, neo4j_server.database)
+    sqlite_store = SqliteGraphStore(tmp_path_factory.mktemp("demo") / "store.sqlite")
+    counter = default_token_counter()
+    with (
+        ContextProvider(neo4j_store, embedder, counter, CallerAssertedGrants()).open() as on_neo4j,
+        ContextProvider(
+            sqlite_store, embedder, counter, CallerAssertedGrants()
+        ).open() as on_sqlite,
+    ):
+        reports = (
+            on_neo4j.ingest_path(corpus_path(), namespace=namespace),
+            on_sqlite.ingest_path(corpus_path(), namespace=namespace),
+        )
+        yield Demo(on_neo4j, on_sqlite, namespace, reports)
 
 
 def requests(namespace: str) -> list[ContextRequest]:
@@ -66,17 +79,13 @@ def requests(namespace: str) -> list[ContextRequest]:
 
 
 def test_the_demo_questions_are_answered_on_neo4j_within_the_principals_scopes(
-    neo4j_provider: ContextProvider, sqlite_provider: ContextProvider
+    demo: Demo,
 ) -> None:
     """Evidence may differ in rank (Lucene and FTS5 score BM25 differently, and Lucene's term
     statistics span every namespace in the index), never in visibility or answerability."""
-    namespace = "demo" + uuid.uuid4().hex[:8]
-    reports = [
-        provider.ingest_path(corpus_path(), namespace=namespace)
-        for provider in (neo4j_provider, sqlite_provider)
-    ]
-    assert [r.errors for r in reports] == [[], []]
-    assert reports[0].chunks_written == reports[1].chunks_written > 0
+    neo4j_provider, sqlite_provider, namespace = demo.neo4j, demo.sqlite, demo.namespace
+    assert [r.errors for r in demo.reports] == [[], []]
+    assert demo.reports[0].chunks_written == demo.reports[1].chunks_written > 0
     for request in requests(namespace):
         on_neo4j = neo4j_provider.retrieve(request)
         on_sqlite = sqlite_provider.retrieve(request)
@@ -92,33 +101,27 @@ def test_the_demo_questions_are_answered_on_neo4j_within_the_principals_scopes(
 
 
 def test_the_vector_stage_is_identical_on_neo4j_and_the_embedded_store(
-    neo4j_provider: ContextProvider,
-    sqlite_provider: ContextProvider,
-    embedder: UniversalSentenceEncoderEmbedder,
+    demo: Demo, embedder: UniversalSentenceEncoderEmbedder
 ) -> None:
-    namespace = "demo" + uuid.uuid4().hex[:8]
-    for provider in (neo4j_provider, sqlite_provider):
-        provider.ingest_path(corpus_path(), namespace=namespace)
+    namespace = demo.namespace
     for request in requests(namespace):
         vector = embedder.embed_query(request.query)
         scopes = frozenset(request.allowed_scopes)
         hits = [
             provider._run(provider.store.vector_search(namespace, vector, scopes, 10, soon()))
-            for provider in (neo4j_provider, sqlite_provider)
+            for provider in (demo.neo4j, demo.sqlite)
         ]
         rounded = [[(h.chunk_id, round(h.score, 4)) for h in found] for found in hits]
         assert rounded[0] == rounded[1], request.query
 
 
-def test_a_superseded_adr_reads_stale_on_neo4j(neo4j_provider: ContextProvider) -> None:
-    namespace = "demo" + uuid.uuid4().hex[:8]
-    neo4j_provider.ingest_path(corpus_path(), namespace=namespace)
-    response = neo4j_provider.retrieve(
+def test_a_superseded_adr_reads_stale_on_neo4j(demo: Demo) -> None:
+    response = demo.neo4j.retrieve(
         ContextRequest(
             query="Which message broker do we use for shipment events?",
             principal_id="sam",
             allowed_scopes=["eng", "all-staff"],
-            namespace=namespace,
+            namespace=demo.namespace,
             max_tokens=MAX_TOKENS,
         )
     )
@@ -127,11 +130,7 @@ def test_a_superseded_adr_reads_stale_on_neo4j(neo4j_provider: ContextProvider) 
     assert freshness.get("adr-0003", Freshness.STALE) is Freshness.STALE
 
 
-def test_reingesting_the_corpus_into_neo4j_changes_nothing(
-    neo4j_provider: ContextProvider,
-) -> None:
-    namespace = "demo" + uuid.uuid4().hex[:8]
-    neo4j_provider.ingest_path(corpus_path(), namespace=namespace)
-    again = neo4j_provider.ingest_path(corpus_path(), namespace=namespace)
+def test_reingesting_the_corpus_into_neo4j_changes_nothing(demo: Demo) -> None:
+    again = demo.neo4j.ingest_path(corpus_path(), namespace=demo.namespace)
     assert {d.outcome for d in again.documents} == {WriteOutcome.UNCHANGED}
     assert again.chunks_written == 0

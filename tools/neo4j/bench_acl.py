@@ -40,8 +40,8 @@ import numpy as np
 
 from graphctx.store.neo4j import Neo4jGraphStore, VectorStrategy, queries
 from graphctx.store.neo4j.acl import lucene_query
-from graphctx.store.sqlite.lexical import query_terms
 from graphctx.store.records import ChunkHit, DocumentDates, NewChunk, NewDocument
+from graphctx.store.sqlite.lexical import query_terms
 
 CHUNKS_PER_DOC = 10
 TOPICS = 100
@@ -106,7 +106,8 @@ def _server_module() -> Any:
     name = "graphctx_neo4j_server"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("server.py"))
-        assert spec is not None and spec.loader is not None
+        if spec is None or spec.loader is None:
+            raise ImportError("cannot load server.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
@@ -132,7 +133,9 @@ def _unit(rng: np.random.Generator, dim: int) -> np.ndarray[Any, np.dtype[np.flo
     return v / np.linalg.norm(v)
 
 
-async def ingest(store: Neo4jGraphStore, chunks: int, n_scopes: int, dim: int) -> tuple[Corpus, float]:
+async def ingest(
+    store: Neo4jGraphStore, chunks: int, n_scopes: int, dim: int
+) -> tuple[Corpus, float]:
     rng = np.random.default_rng(7)
     namespace = "bench" + uuid.uuid4().hex[:8]
     scope_names = [f"scope{i}" for i in range(n_scopes)]
@@ -166,11 +169,19 @@ async def ingest(store: Neo4jGraphStore, chunks: int, n_scopes: int, dim: int) -
             start += len(part) + 2
         digest = hashlib.sha256(text.encode()).hexdigest()
         document = NewDocument(
-            namespace=namespace, document_id=f"doc{doc_no}", source_uri=f"bench://{doc_no}",
-            scopes=frozenset(scopes), source_version=None, title=None, media_type="text",
-            text=text, dates=DocumentDates(updated_at=datetime(2026, 1, 1, tzinfo=UTC)),
-            declared_superseded_by=None, content_hash=digest, metadata_hash=digest,
-        )  # fmt: skip
+            namespace=namespace,
+            document_id=f"doc{doc_no}",
+            source_uri=f"bench://{doc_no}",
+            scopes=frozenset(scopes),
+            source_version=None,
+            title=None,
+            media_type="text",
+            text=text,
+            dates=DocumentDates(updated_at=datetime(2026, 1, 1, tzinfo=UTC)),
+            declared_superseded_by=None,
+            content_hash=digest,
+            metadata_hash=digest,
+        )
         await store.write_document(document, new_chunks, "bench")
         for ordinal, vector in enumerate(doc_vectors):
             ids.append(f"doc{doc_no}@1#{ordinal}")
@@ -185,14 +196,18 @@ def visible_mask(corpus: Corpus, scopes: frozenset[str]) -> np.ndarray[Any, np.d
     return np.fromiter((bool(s & scopes) for s in corpus.scopes), dtype=bool)
 
 
-def vector_case(corpus: Corpus, query: np.ndarray[Any, Any], scopes: frozenset[str],
-                k: int) -> Case:  # fmt: skip
+def vector_case(
+    corpus: Corpus, query: np.ndarray[Any, Any], scopes: frozenset[str], k: int
+) -> Case:
     scores = corpus.matrix.astype(np.float64) @ query.astype(np.float64)
     rows = np.flatnonzero(visible_mask(corpus, scopes))
     best = sorted(rows.tolist(), key=lambda i: -float(scores[i]))[:k]
     index = {cid: i for i, cid in enumerate(corpus.chunk_ids)}
-    return Case(query, [(corpus.chunk_ids[i], float(scores[i])) for i in best],
-                lambda cid: float(scores[index[cid]]))  # fmt: skip
+    return Case(
+        query,
+        [(corpus.chunk_ids[i], float(scores[i])) for i in best],
+        lambda cid: float(scores[index[cid]]),
+    )
 
 
 @dataclass
@@ -219,7 +234,9 @@ async def measure(
         got = await search(case.query)
         latencies.append((time.perf_counter() - started) * 1000)
         leaks += sum(1 for cid in got if cid not in allowed)
-        if not case.truth:
+        if not case.truth:  # nothing visible matches: the only right answer is nothing
+            exact += not got
+            recalls.append(1.0 if not got else 0.0)
             continue
         kth = case.truth[-1][1] - SCORE_EPS
         good = [cid for cid in got if cid in allowed and case.true_score(cid) >= kth]
@@ -284,58 +301,78 @@ async def run(args: argparse.Namespace) -> str:
 
                 async def vector(v: Any, scopes: frozenset[str] = scopes) -> list[str]:
                     deadline = time.monotonic() + FAR_S
-                    return ids(await store.vector_search(corpus.namespace, v, scopes, args.k,
-                                                         deadline))  # fmt: skip
+                    return ids(
+                        await store.vector_search(corpus.namespace, v, scopes, args.k, deadline)
+                    )
 
                 row = await measure(name, corpus, scopes, cases, vector)
                 vector_rows.append(row.markdown())
 
             async def post_vector(v: Any, scopes: frozenset[str] = scopes) -> list[str]:
                 records, _, _ = await reader.execute_query(
-                    POST_FILTER_VECTOR, k=args.k, vector=v.astype(float).tolist(),
-                    namespace=corpus.namespace, scopes=sorted(scopes), database_=database,
+                    POST_FILTER_VECTOR,
+                    k=args.k,
+                    vector=v.astype(float).tolist(),
+                    namespace=corpus.namespace,
+                    scopes=sorted(scopes),
+                    database_=database,
                     routing_="r",
-                )  # fmt: skip
+                )
                 return [str(r["chunk_id"]) for r in records]
 
-            row = await measure("vector post-filter (anti-pattern)", corpus, scopes, cases,
-                                post_vector)  # fmt: skip
+            row = await measure(
+                "vector post-filter (anti-pattern)", corpus, scopes, cases, post_vector
+            )
             vector_rows.append(row.markdown())
 
             text_cases = []
             for text in texts:
                 lucene = lucene_query(corpus.namespace, text, scopes)
-                assert lucene is not None and query_terms(text)
+                assert lucene is not None
                 unfiltered = " ".join(f'terms:"{t}"' for t in query_terms(text))
                 records, _, _ = await reader.execute_query(
-                    UNFILTERED_FULLTEXT, lucene=unfiltered, limit=10_000_000,
-                    database_=database, routing_="r",
-                )  # fmt: skip
+                    UNFILTERED_FULLTEXT,
+                    lucene=unfiltered,
+                    limit=10_000_000,
+                    database_=database,
+                    routing_="r",
+                )
                 allowed = set(np.asarray(corpus.chunk_ids)[visible_mask(corpus, scopes)].tolist())
                 scores = {str(r["chunk_id"]): float(r["score"]) for r in records}
-                ranked = sorted(((cid, sc) for cid, sc in scores.items() if cid in allowed),
-                                key=lambda pair: -pair[1])  # fmt: skip
-                text_cases.append(Case(text, ranked[: args.k],
-                                       lambda cid, scores=scores: scores.get(cid, 0.0)))  # fmt: skip
+                ranked = sorted(
+                    ((cid, sc) for cid, sc in scores.items() if cid in allowed),
+                    key=lambda pair: -pair[1],
+                )
+                text_cases.append(
+                    Case(text, ranked[: args.k], lambda cid, scores=scores: scores.get(cid, 0.0))
+                )
 
             async def fulltext(text: Any, scopes: frozenset[str] = scopes) -> list[str]:
                 deadline = time.monotonic() + FAR_S
-                return ids(await store.fulltext_search(corpus.namespace, text, scopes, args.k,
-                                                       deadline))  # fmt: skip
+                return ids(
+                    await store.fulltext_search(corpus.namespace, text, scopes, args.k, deadline)
+                )
 
             async def post_fulltext(text: Any, scopes: frozenset[str] = scopes) -> list[str]:
                 plain = " ".join(f'terms:"{t}"' for t in query_terms(text))
                 records, _, _ = await reader.execute_query(
-                    POST_FILTER_FULLTEXT, lucene=plain, k=args.k, namespace=corpus.namespace,
-                    scopes=sorted(scopes), database_=database, routing_="r",
-                )  # fmt: skip
+                    POST_FILTER_FULLTEXT,
+                    lucene=plain,
+                    k=args.k,
+                    namespace=corpus.namespace,
+                    scopes=sorted(scopes),
+                    database_=database,
+                    routing_="r",
+                )
                 return [str(r["chunk_id"]) for r in records]
 
-            row = await measure("fulltext, filter in Lucene query", corpus, scopes, text_cases,
-                                fulltext)  # fmt: skip
+            row = await measure(
+                "fulltext, filter in Lucene query", corpus, scopes, text_cases, fulltext
+            )
             text_rows.append(row.markdown())
-            row = await measure("fulltext post-filter (anti-pattern)", corpus, scopes,
-                                text_cases, post_fulltext)  # fmt: skip
+            row = await measure(
+                "fulltext post-filter (anti-pattern)", corpus, scopes, text_cases, post_fulltext
+            )
             text_rows.append(row.markdown())
 
         if not args.skip_binary:
@@ -352,11 +389,11 @@ async def run(args: argparse.Namespace) -> str:
 
                 async def binary(v: Any, scopes: frozenset[str] = scopes) -> list[str]:
                     deadline = time.monotonic() + FAR_S
-                    return ids(await store.vector_search(corpus.namespace, v, scopes, args.k,
-                                                         deadline))  # fmt: skip
+                    return ids(
+                        await store.vector_search(corpus.namespace, v, scopes, args.k, deadline)
+                    )
 
-                row = await measure("vector IN_INDEX (HNSW, BINARY)", corpus, scopes, cases,
-                                    binary)  # fmt: skip
+                row = await measure("vector IN_INDEX (HNSW, BINARY)", corpus, scopes, cases, binary)
                 binary_rows.append(row.markdown())
             async with reader.session(database=database) as session:
                 await (await session.run(DROP_VECTOR_INDEX)).consume()
@@ -376,7 +413,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--scope-sets", type=int, nargs="+", default=[1, 2, 5, 10])
-    parser.add_argument("--use-env", action="store_true", help="use NEO4J_* instead of a new server")
+    parser.add_argument(
+        "--use-env", action="store_true", help="use NEO4J_* instead of a new server"
+    )
     parser.add_argument("--skip-binary", action="store_true")
     parser.add_argument("--report", type=Path)
     args = parser.parse_args(argv)

@@ -14,6 +14,13 @@ from datetime import datetime
 from pathlib import Path
 
 from graphctx.adapters import open_provider
+from graphctx.cli.graph_commands import (
+    GRAPH_COMMANDS,
+    add_extract_arguments,
+    add_graph_commands,
+    extractor_from_args,
+    run_graph_command,
+)
 from graphctx.cli.render import render_bundle, render_ingest
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
 from graphctx.contract.parsing import parse_request
@@ -39,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--scope", action="append", default=[], dest="scopes")
     ingest.add_argument("--source-uri-prefix")
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_extract_arguments(ingest)
 
     search = sub.add_parser("search", help="retrieve an evidence bundle")
     search.add_argument("query")
@@ -66,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true")
 
     bench = sub.add_parser("bench", help="measure ingest and retrieval; write JSON results")
-    bench.add_argument("what", nargs="?", choices=["store", "lexical", "http"], default="store")
+    bench.add_argument(
+        "what", nargs="?", choices=["store", "lexical", "http", "entities"], default="store"
+    )
     bench.add_argument("--out", type=Path, default=Path("bench-results"))
     bench.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
     bench.add_argument("--sizes", default="10000,100000", help="chunk counts, comma separated")
@@ -75,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--requests", type=int, default=2000, help="http: requests in total")
 
     add_server_commands(sub)
+    add_graph_commands(sub)
     return parser
 
 
@@ -97,6 +108,8 @@ def _grants(args: argparse.Namespace) -> ScopeGrants | None:
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command in ("serve", "keys"):
         return run_server_command(args)
+    if args.command in GRAPH_COMMANDS:
+        return run_graph_command(args, args.store, _grants(args))
     if args.command == "schema":
         schemas = {
             "ContextRequest": ContextRequest.model_json_schema(),
@@ -115,6 +128,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         data = args.data or default_data_dir()
         if args.what == "lexical":
             return run_lexical_bench(args.out, data)
+        if args.what == "entities":
+            from graphctx.eval.bench_graph import run_entity_bench
+
+            return run_entity_bench(args.out)
         if args.what == "http":
             from graphctx.server.loadbench import run_load_bench
 
@@ -130,6 +147,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                 scopes=args.scopes,
                 source_uri_prefix=args.source_uri_prefix,
                 progress=sys.stderr.isatty(),
+                extractor=extractor_from_args(args),
             )
             if args.json:
                 print(json.dumps(_report_json(report), indent=2, ensure_ascii=False))

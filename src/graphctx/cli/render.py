@@ -31,12 +31,20 @@ def render_bundle(response: ContextResponse, *, title: str | None = None) -> str
             parts.append(f"fulltext={scores.fulltext:.2f}")
         if scores.vector is not None:
             parts.append(f"vector={scores.vector:.3f}")
+        if scores.graph is not None:
+            parts.append(f"graph={scores.graph:.3f}")
         lines.append(
             f"[{item.citation_id}] {_BADGE[item.freshness]:<7} {item.document_id}"
             f" v{item.document_version}  {' '.join(parts)}"
             + ("  (truncated)" if item.truncated else "")
         )
         lines.append(f"     {item.source_uri}  chars {item.span.start_char}-{item.span.end_char}")
+        if len(item.provenance_path) > 2:
+            path = " ".join(
+                (f"-{step.via}-> " if step.via else "") + f"{step.kind.value}:{step.id}"
+                for step in item.provenance_path
+            )
+            lines.append(f"     path: {path}")
         preview = " ".join(item.content.split())
         if len(preview) > PREVIEW_CHARS:
             preview = preview[: PREVIEW_CHARS - 1] + "…"

@@ -19,6 +19,7 @@ second time with structural concepts added (``+groups``).
 from __future__ import annotations
 
 import asyncio
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -123,7 +124,7 @@ async def _ingest(
         sources,
         Path("."),
         IngestDefaults(namespace=EVAL_NAMESPACE),
-        progress=True,
+        progress=sys.stderr.isatty(),
         extractor=OfflineExtractor(),
     )
     document_of: dict[str, str] = {}
@@ -216,7 +217,10 @@ async def _run_questions(
     collected: dict[str, list[list[str]]] = {}
     routed = 0
     graph_only = bool(suffix)
-    for question in tqdm(eval_set.questions, desc=f"eval {eval_set.name}{suffix}", leave=False):
+    quiet = not sys.stderr.isatty()
+    for question in tqdm(
+        eval_set.questions, desc=f"eval {eval_set.name}{suffix}", leave=False, disable=quiet
+    ):
         rankings, to_graph = await _rank(
             store, embedder, question.question, document_of, graph_only
         )

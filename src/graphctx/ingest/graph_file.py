@@ -162,6 +162,14 @@ def _relation(raw: Mapping[str, Any], where: str, problems: list[str]) -> Declar
 
 def load_graph_file(path: Path) -> DeclaredGraph:
     """Parse and check the file's shape (not yet against the store)."""
+    graph, problems = _parse(path)
+    if problems:
+        raise _fail(path, problems)
+    return graph
+
+
+def _parse(path: Path) -> tuple[DeclaredGraph, list[str]]:
+    """The well-formed part of the file, and every shape problem found."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -205,9 +213,7 @@ def load_graph_file(path: Path) -> DeclaredGraph:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         problems.append(f"duplicate node ids: {', '.join(duplicates[:5])}")
-    if problems:
-        raise _fail(path, problems)
-    return DeclaredGraph(tuple(nodes), tuple(relations))
+    return DeclaredGraph(tuple(nodes), tuple(relations)), problems
 
 
 async def _resolve(
@@ -258,8 +264,7 @@ def _knowledge(
 
 async def ingest_graph_file(store: GraphStore, path: Path, namespace: str) -> GraphFileReport:
     """Validate a declared graph against the store, then write it in one transaction."""
-    graph = load_graph_file(path)
-    problems: list[str] = []
+    graph, problems = _parse(path)
     cache: dict[str, list[tuple[str, str]]] = {}
     nodes: list[KnowledgeNode] = []
     support_of: dict[str, list[tuple[str, str | None]]] = {}

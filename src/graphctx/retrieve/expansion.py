@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-from graphctx.contract import RetrievalMode, StageReport, StageStatus
+from graphctx.contract import RetrievalMode, RetrieverName, StageReport, StageStatus
 from graphctx.errors import GraphctxError
 from graphctx.retrieve.fusion import FusedCandidate
 from graphctx.retrieve.question_type import QuestionClass, QuestionType
@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 ANCHOR_COUNT: Final = 5  # at most this many top fused candidates are expanded from ...
-ANCHOR_MIN_RELATIVE: Final = 0.6  # ... and only those scoring at least this share of the best
+ANCHOR_MIN_CONFIDENCE: Final = 0.6  # ... and only those this close to a retriever's best hit
 SEED_LIMIT: Final = 5  # entities named in the query whose neighbourhood is walked
 
 # Simple lookups never expand from anchors; calculations follow chains two hops deep.
@@ -79,15 +79,30 @@ class GraphExpansion:
 def anchors_from(
     fused: Sequence[FusedCandidate],
     count: int = ANCHOR_COUNT,
-    min_relative: float = ANCHOR_MIN_RELATIVE,
+    min_confidence: float = ANCHOR_MIN_CONFIDENCE,
 ) -> dict[str, float]:
-    """Confident hits to expand from: the top fused candidates scoring at least
-    ``min_relative`` of the best, each weighted by that share (1.0 for the first)."""
+    """Confident hits to expand from, weighted by their confidence.
+
+    A candidate's confidence is its best score relative to the top score of the same
+    retriever (RRF ranks alone would make a chunk that matched one common word look as
+    strong as the real hit). The first fused candidate is always an anchor.
+    """
     top = fused[:count]
-    if not top:
-        return {}
-    best = top[0].fused or 1.0
-    return {c.chunk_id: c.fused / best for c in top if c.fused / best >= min_relative}
+    best: dict[RetrieverName, float] = {}
+    for candidate in fused:
+        for name, value in candidate.scores.items():
+            best[name] = max(best.get(name, 0.0), value)
+
+    def confidence(candidate: FusedCandidate) -> float:
+        shares = [v / best[n] for n, v in candidate.scores.items() if best.get(n, 0.0) > 0.0]
+        return max(0.0, min(1.0, max(shares, default=0.0)))
+
+    anchors = {}
+    for position, candidate in enumerate(top):
+        weight = confidence(candidate)
+        if position == 0 or weight >= min_confidence:
+            anchors[candidate.chunk_id] = max(weight, min_confidence)
+    return anchors
 
 
 async def expand_graph(
@@ -113,6 +128,7 @@ async def expand_graph(
     neighbourhood_policy = replace(
         chosen,
         max_hops=1,
+        forward_only=frozenset(),  # "what is connected to X" includes what cites X
         direction=question.direction
         if question.type is QuestionType.RELATIONAL
         else Direction.BOTH,

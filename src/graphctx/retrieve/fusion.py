@@ -40,6 +40,7 @@ def fuse_rrf(
 
 
 GRAPH_WEIGHT = 1.0  # the graph list's vote in fusion, relative to one search retriever
+PINNED_ANCHORS = 1  # top anchors that graph neighbours can never outrank
 
 
 def fuse_with_graph(
@@ -48,15 +49,18 @@ def fuse_with_graph(
     anchors: Sequence[str] = (),
     *,
     weight: float = GRAPH_WEIGHT,
-    pin_anchors: bool = True,
+    pinned: int = PINNED_ANCHORS,
+    by_score: bool = True,
     k: int = RRF_K,
 ) -> list[FusedCandidate]:
     """Search hits fused by RRF, then the graph's hits as a weighted extra vote.
 
-    The anchors the graph expanded from keep their places at the top (a neighbour never
-    outranks the evidence it was reached from); every other candidate competes on its RRF
-    score plus ``weight / (k + graph rank)``. Graph ranks follow the graph score, ties going
-    to the candidate search ranked higher.
+    The best ``pinned`` anchors the graph expanded from keep their places at the top (a
+    neighbour never outranks the evidence it was reached from); every other candidate
+    competes on its RRF score plus ``weight * graph score / (k + graph rank)``: a chunk of an
+    entity the question names (graph score 1) gets a full vote, a neighbour one hop from a
+    weaker anchor a fraction of one. Graph ranks follow the graph score, ties going to the
+    candidate search ranked higher.
     """
     base = fuse_rrf(ranked, k)
     by_id = {c.chunk_id: c for c in base}
@@ -68,8 +72,8 @@ def fuse_with_graph(
         key=lambda cid: (-graph_score[cid], -(by_id[cid].fused if cid in by_id else 0.0), cid),
     )
     graph_rank = {cid: rank for rank, cid in enumerate(order, start=1)}
-    pinned = [c for c in base if c.chunk_id in set(anchors)] if pin_anchors else []
-    pinned_ids = {c.chunk_id for c in pinned}
+    pinned_first = [c for c in base if c.chunk_id in set(anchors)][:pinned]
+    pinned_ids = {c.chunk_id for c in pinned_first}
     fused: list[FusedCandidate] = []
     for cid in dict.fromkeys([*(c.chunk_id for c in base), *order]):
         if cid in pinned_ids:
@@ -81,7 +85,8 @@ def fuse_with_graph(
         if cid in graph_rank:
             scores[RetrieverName.GRAPH] = graph_score[cid]
             ranks[RetrieverName.GRAPH] = graph_rank[cid]
-            total += weight / (k + graph_rank[cid])
+            strength = min(1.0, graph_score[cid]) if by_score else 1.0
+            total += weight * strength / (k + graph_rank[cid])
         fused.append(FusedCandidate(cid, total, scores, ranks))
     fused.sort(key=lambda c: (-c.fused, min(c.ranks.values()), c.chunk_id))
     graph_pinned = [
@@ -93,6 +98,6 @@ def fuse_with_graph(
             else c.scores,
             c.ranks,
         )
-        for c in pinned
+        for c in pinned_first
     ]
     return [*graph_pinned, *fused]

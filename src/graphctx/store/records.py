@@ -203,6 +203,9 @@ class ExpansionPolicy:
     max_node_support: int = 400  # a node supported by more chunks is a hub: not traversed
     include_same_document: bool = False  # reach other chunks of an anchor's own document
     mention_weight: float = 0.5  # score factor for a chunk that only MENTIONS the node
+    # Relation types walked only along their direction: a citation says the citing text
+    # needs the cited one, not the reverse (reverse citations are mostly penalty clauses).
+    forward_only: frozenset[str] = frozenset({"REFERENCES"})
 
     def __post_init__(self) -> None:
         if not 0 <= self.max_hops <= 3:
@@ -253,7 +256,9 @@ class EntityMatch:
     kind: NodeKind
     node_type: str | None
     key: str
-    relation_count: int  # visible relations with a visible other end, capped at 100
+    # Visible typed relations with a visible other end, plus visible MENTIONS links from
+    # chunks (a chunk -MENTIONS-> entity edge), capped at 100.
+    relation_count: int
 
 
 @dataclass(frozen=True)

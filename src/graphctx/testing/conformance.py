@@ -587,6 +587,41 @@ class GraphLayerConformance:
         assert [(e.chunk_id, e.hops) for e in allowed.expansions] == [(hidden, 1), (c, 2)]
         assert allowed.expansions[1].path[3] == PathStep(NodeKind.CHUNK, hidden, "<-SUPPORTS")
 
+    def test_references_are_walked_only_along_their_direction_by_default(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        article = self.doc(runner, store, namespace, "art-26", "notice before dismissal", {"law"})
+        penalty = self.doc(runner, store, namespace, "art-110", "fine for breaking art 26", {"law"})
+        runner.run(
+            store.write_graph(
+                namespace,
+                [
+                    KnowledgeNode("a:26", NodeKind.ENTITY, "26", (article,)),
+                    KnowledgeNode("a:110", NodeKind.ENTITY, "110", (penalty,)),
+                ],
+                [Relation("a:110", "a:26", "REFERENCES", (penalty,))],
+            )
+        )
+        law = frozenset({"law"})
+        forward = runner.run(
+            store.expand(namespace, {penalty: 1.0}, law, ExpansionPolicy(), _deadline())
+        )
+        backward = runner.run(
+            store.expand(namespace, {article: 1.0}, law, ExpansionPolicy(), _deadline())
+        )
+        both = runner.run(
+            store.expand(
+                namespace,
+                {article: 1.0},
+                law,
+                ExpansionPolicy(forward_only=frozenset()),
+                _deadline(),
+            )
+        )
+        assert [e.chunk_id for e in forward.expansions] == [article]
+        assert backward.expansions == ()
+        assert [(e.chunk_id, e.path[2].via) for e in both.expansions] == [(penalty, "<-REFERENCES")]
+
     def test_expansion_respects_hops_fanout_and_relation_types(
         self, runner: asyncio.Runner, store: GraphStore, namespace: str
     ) -> None:
@@ -721,6 +756,29 @@ class GraphLayerConformance:
             )
         )
         assert [m.relation_count for m in both] == [3]
+
+    def test_lookup_counts_visible_mentions_as_relations(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        home = self.doc(runner, store, namespace, "home", "Xawery is a director", {"eng"})
+        public = self.doc(runner, store, namespace, "pub", "a film by Xawery", {"eng"})
+        secret = self.doc(runner, store, namespace, "sec", "Xawery in a memo", {"hr"})
+        runner.run(
+            store.write_graph(
+                namespace,
+                [
+                    KnowledgeNode(
+                        "p:x", NodeKind.ENTITY, "Xawery", (public, secret), support_link="MENTIONS"
+                    ),
+                    KnowledgeNode("p:x", NodeKind.ENTITY, "Xawery", (home,)),
+                ],
+                [],
+            )
+        )
+        found = runner.run(
+            store.lookup_entities(namespace, ["xawery"], frozenset({"eng"}), 5, _deadline())
+        )
+        assert [(m.node_id, m.relation_count) for m in found] == [("p:x", 1)]
 
     # --- derived text -------------------------------------------------------------------------
     def test_derived_text_needs_every_supporting_document_visible(

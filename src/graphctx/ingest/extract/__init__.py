@@ -1,5 +1,7 @@
-"""Graph extraction at ingest: explicit references, dictionary mentions, (optional) concepts."""
+"""Graph extraction at ingest: references, dictionary mentions, optional LLM concepts."""
 
+from graphctx.ingest.extract.chat import ChatClient, ChatMessage, OpenAICompatibleChat
+from graphctx.ingest.extract.concepts import LlmConceptExtractor
 from graphctx.ingest.extract.mentions import DictionaryEntry, EntityDictionary, find_mentions
 from graphctx.ingest.extract.offline import OfflineExtractor, document_node_id
 from graphctx.ingest.extract.port import (
@@ -11,12 +13,16 @@ from graphctx.ingest.extract.port import (
 from graphctx.ingest.extract.references import Reference, ReferenceKind, find_references
 
 __all__ = [
+    "ChatClient",
+    "ChatMessage",
     "DictionaryEntry",
     "EntityDictionary",
     "ExtractionInput",
     "ExtractionReport",
     "GraphExtractor",
+    "LlmConceptExtractor",
     "OfflineExtractor",
+    "OpenAICompatibleChat",
     "Reference",
     "ReferenceKind",
     "document_node_id",

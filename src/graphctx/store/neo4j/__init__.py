@@ -1,5 +1,6 @@
 """The Neo4j backend of the GraphStore port (Neo4j 2026.01 or newer). See README.md here."""
 
+from graphctx.store.neo4j.admin import init_schema_at, render_schema_report
 from graphctx.store.neo4j.location import (
     Neo4jLocation,
     is_neo4j_location,
@@ -14,7 +15,9 @@ __all__ = [
     "Neo4jLocation",
     "SchemaReport",
     "VectorStrategy",
+    "init_schema_at",
     "is_neo4j_location",
     "parse_location",
+    "render_schema_report",
     "store_from_location",
 ]

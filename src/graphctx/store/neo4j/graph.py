@@ -22,6 +22,7 @@ from graphctx.contract import NodeKind
 from graphctx.store.neo4j import queries
 from graphctx.store.port import StageTimeout
 from graphctx.store.records import (
+    MENTIONS,
     REVERSE,
     STATES,
     Direction,
@@ -100,6 +101,7 @@ class _Walk:
             "namespace": namespace,
             "scopes": sorted(scopes),
             "types": types,
+            "forward_only": sorted(policy.forward_only),
         }
         self.visited_nodes: set[str] = set()  # counted against max_nodes
         self.walked: set[str] = set()  # nodes whose relations were already walked
@@ -254,10 +256,11 @@ class _Walk:
             if taken.get(node, 0) >= self.policy.max_fanout:
                 continue
             taken[node] = taken.get(node, 0) + 1
-            via = REVERSE + _via(str(found["link"]), _opt(found["role"]))
-            step = PathStep(NodeKind.CHUNK, chunk_id, via)
+            link = str(found["link"])
+            step = PathStep(NodeKind.CHUNK, chunk_id, REVERSE + _via(link, _opt(found["role"])))
+            weight = self.policy.mention_weight if link == MENTIONS else 1.0
             candidate = replace(
-                origin, score=origin.score * factor, hops=hops, path=(*origin.path, step)
+                origin, score=origin.score * factor * weight, hops=hops, path=(*origin.path, step)
             )
             if _better(candidate, reached.get(row, (None, None))[1]):
                 reached[row] = (chunk_id, candidate)

@@ -103,12 +103,6 @@ MATCH (n:Namespace {name: $namespace})
 SET n.embedder = $embedder, n.dimension = $dimension
 """
 
-# Chunks and relations get a per-namespace sequence number: insertion order for tie-breaks.
-RESERVE_CHUNK_SEQ: Final = """
-MATCH (n:Namespace {name: $namespace})
-SET n.chunk_seq = coalesce(n.chunk_seq, 0) + $count
-"""
-
 LATEST_VERSION: Final = """
 MATCH (d:Document {namespace: $namespace, document_id: $document_id})
 WHERE d.is_latest
@@ -131,7 +125,12 @@ MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
 SET c.acl_key = $acl_key, c.acl_terms = $acl_terms
 """
 
+# Chunks and relations carry a per-namespace ``seq`` (insertion order, for tie-breaks); the
+# namespace node holds the last one handed out.
 CREATE_CHUNKS: Final = """
+MATCH (n:Namespace {name: $namespace})
+SET n.chunk_seq = coalesce(n.chunk_seq, 0) + size($chunks)
+WITH n
 MATCH (d:Document {namespace: $namespace, document_id: $document_id, version_seq: $version_seq})
 UNWIND $chunks AS row
 CREATE (c:Chunk)
@@ -401,11 +400,11 @@ ORDER BY node_id, CASE s.link WHEN 'MENTIONS' THEN 1 ELSE 0 END, d.is_latest DES
 """
 
 
-def _relations(pattern: str) -> str:
+def _relations(pattern: str, skip: str = "") -> str:
     return f"""
 UNWIND $ids AS node_id
 MATCH {pattern}
-WHERE $types IS NULL OR type(r) IN $types
+WHERE ($types IS NULL OR type(r) IN $types){skip}
 RETURN r.seq AS rel, near.node_id AS near, far.node_id AS far, type(r) AS relation_type,
        far.kind AS kind, r.support AS support, {RELATION_VISIBLE} AS relation_visible,
        {_node_visible("far")} AS node_visible, {_degree("far")} AS degree
@@ -415,8 +414,11 @@ RETURN r.seq AS rel, near.node_id AS near, far.node_id AS far, type(r) AS relati
 GRAPH_RELATIONS_OUT: Final = _relations(
     "(near:Knowledge {namespace: $namespace, node_id: node_id})-[r]->(far:Knowledge)"
 )
+# Walked against their direction, types in $forward_only are skipped (a citation says the
+# citing text needs the cited one, not the reverse).
 GRAPH_RELATIONS_IN: Final = _relations(
-    "(near:Knowledge {namespace: $namespace, node_id: node_id})<-[r]-(far:Knowledge)"
+    "(near:Knowledge {namespace: $namespace, node_id: node_id})<-[r]-(far:Knowledge)",
+    " AND NOT type(r) IN $forward_only",
 )
 
 GRAPH_STATING_CHUNKS: Final = f"""
@@ -436,6 +438,8 @@ ORDER BY key, node_id
 LIMIT $limit
 """
 
+# Visible relations with a visible other end, plus visible chunks that mention the node,
+# each capped.
 RELATION_COUNTS: Final = f"""
 UNWIND $ids AS node_id
 MATCH (k:Knowledge {{namespace: $namespace, node_id: node_id}})
@@ -448,6 +452,10 @@ RETURN node_id,
            MATCH (k)<-[r]-(far:Knowledge)
            WHERE {RELATION_VISIBLE} AND {_node_visible("far")}
            RETURN r LIMIT $cap
+       }}) + size(COLLECT {{
+           MATCH (k)-[s:FROM_CHUNK {{link: 'MENTIONS'}}]->(c:Chunk)
+           WHERE {CHUNK_VISIBLE}
+           RETURN s LIMIT $cap
        }}) AS relation_count
 """
 

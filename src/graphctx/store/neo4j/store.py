@@ -68,7 +68,7 @@ CLIENT_GRACE_S = 0.25
 MIN_TX_TIMEOUT_S = 0.001  # a timeout of 0 would mean "no timeout" to the server
 CONNECT_TIMEOUT_S = 5.0
 CHUNK_BATCH = 500  # chunks per UNWIND statement
-EXACT_SEARCH_MAX_CHUNKS = 5_000  # visible chunks up to which AUTO scores every one exactly
+EXACT_SEARCH_MAX_CHUNKS = 1_000  # AUTO: exact cosine up to this many visible chunks (README)
 IN_INDEX_CANDIDATES_FACTOR = 2  # in-index search fetches limit x this, then re-ranks
 TX_METADATA: Mapping[str, str] = {"app": "graphctx"}
 _TIMEOUT_CODES = frozenset(
@@ -722,8 +722,6 @@ async def _write_document(
     seq = 1 if previous is None else previous.version_seq + 1
     base = int(begin["chunk_seq"])
     rows = [_chunk_row(document, seq, chunk, base + i + 1) for i, chunk in enumerate(chunks)]
-    if rows:
-        await _rows(tx, queries.RESERVE_CHUNK_SEQ, namespace=document.namespace, count=len(rows))
     await _rows(
         tx,
         queries.CREATE_VERSION,

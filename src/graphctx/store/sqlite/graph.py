@@ -76,19 +76,25 @@ _CHUNKS_OF_NODES = f"""
 """
 
 
-def _relations_from(near: str, far: str) -> str:
-    """Relations whose ``near`` end is in ``:ids``, with visibility flags for the far end."""
+def _relations_from(near: str, far: str, *, reverse: bool) -> str:
+    """Relations whose ``near`` end is in ``:ids``, with visibility flags for the far end;
+    walked against their direction, types in ``:forward_only`` are skipped."""
+    skip = (
+        " AND r.relation_type NOT IN (SELECT value FROM json_each(:forward_only))"
+        if reverse
+        else ""
+    )
     return f"""
     SELECT r.id, r.{near}, r.{far}, r.relation_type, n.kind,
            {_relation_visible("r.id")}, {_node_visible("r." + far)}, {_degree("r." + far)}
     FROM relations r JOIN nodes n ON n.namespace = r.namespace AND n.node_id = r.{far}
     WHERE r.namespace = :ns AND r.{near} IN (SELECT value FROM json_each(:ids))
-      AND (:types IS NULL OR r.relation_type IN (SELECT value FROM json_each(:types)))
+      AND (:types IS NULL OR r.relation_type IN (SELECT value FROM json_each(:types))){skip}
     """
 
 
-_RELATIONS_OUT = _relations_from("source_id", "target_id")
-_RELATIONS_IN = _relations_from("target_id", "source_id")
+_RELATIONS_OUT = _relations_from("source_id", "target_id", reverse=False)
+_RELATIONS_IN = _relations_from("target_id", "source_id", reverse=True)
 
 _STATING_CHUNKS = f"""
     SELECT vr.relation, c.id, c.chunk_id FROM relation_support vr
@@ -124,6 +130,9 @@ _RELATION_COUNT = f"""
          + (SELECT count(*) FROM (SELECT 1 FROM relations r
              WHERE r.namespace = :ns AND r.target_id = :id AND {_relation_visible("r.id")}
                AND {_node_visible("r.source_id")} LIMIT {RELATION_COUNT_CAP}))
+         + (SELECT count(*) FROM (SELECT 1 FROM node_support s JOIN chunks c ON c.id = s.chunk
+             WHERE s.namespace = :ns AND s.node_id = :id AND s.link = '{MENTIONS}'
+               AND {_doc_visible("c.doc")} LIMIT {RELATION_COUNT_CAP}))
 """
 
 _DESCRIBE = f"""
@@ -200,6 +209,7 @@ class _Walk:
             "scopes": json.dumps(sorted(scopes)),
             "hub": policy.max_node_support,
             "types": None if types is None else json.dumps(types),
+            "forward_only": json.dumps(sorted(policy.forward_only)),
         }
         self.visited_nodes: set[str] = set()  # counted against max_nodes
         self.walked: set[str] = set()  # nodes whose relations were already walked

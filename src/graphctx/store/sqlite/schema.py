@@ -99,7 +99,8 @@ CREATE TABLE IF NOT EXISTS relation_support (
     PRIMARY KEY (relation, chunk)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS relation_support_by_chunk ON relation_support (chunk);
-CREATE INDEX IF NOT EXISTS relations_by_target ON relations (namespace, target_id);
+CREATE INDEX IF NOT EXISTS relations_by_target_covering
+    ON relations (namespace, target_id, relation_type, source_id);
 CREATE TABLE IF NOT EXISTS node_names (
     namespace TEXT NOT NULL,
     key       TEXT NOT NULL,

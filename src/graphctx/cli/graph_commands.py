@@ -1,0 +1,119 @@
+"""Graph-layer commands, wired into ``graphctx`` by ``cli/main.py``:
+
+- ``graphctx eval [DATASET ...] [--data DIR] [--out DIR] [--limit N] [--k 2,5,10]``
+  (or ``--corpus FILE --questions FILE`` for your own question set with gold ids);
+- ``graphctx ingest-graph FILE --namespace NS`` for a declared graph (docs/graph-format.md);
+- ``add_extract_arguments`` / ``extractor_from_args`` for ``graphctx ingest --extract-graph
+  [--dictionary FILE]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from graphctx.adapters import open_provider
+from graphctx.eval.datasets import DEFAULT_DATASETS, default_data_dir, load_dataset, load_files
+from graphctx.ingest.extract import EntityDictionary, GraphExtractor, OfflineExtractor
+
+__all__ = [
+    "GRAPH_COMMANDS",
+    "add_extract_arguments",
+    "add_graph_commands",
+    "extractor_from_args",
+    "run_graph_command",
+]
+
+GRAPH_COMMANDS = frozenset({"eval", "ingest-graph"})
+
+
+def add_graph_commands(sub: Any) -> None:
+    """Add ``eval`` and ``ingest-graph`` to the ``graphctx`` subparsers."""
+    evaluate = sub.add_parser(
+        "eval", help="recall@k / MRR of fulltext, vector, hybrid and hybrid+graph side by side"
+    )
+    evaluate.add_argument(
+        "datasets",
+        nargs="*",
+        default=list(DEFAULT_DATASETS),
+        help=f"datasets under the data folder (default: {' '.join(DEFAULT_DATASETS)})",
+    )
+    evaluate.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
+    evaluate.add_argument("--out", type=Path, default=Path("eval-results"))
+    evaluate.add_argument("--limit", type=int, help="first N questions of each set")
+    evaluate.add_argument("--k", default="2,5,10", help="recall cut-offs, comma separated")
+    evaluate.add_argument("--corpus", type=Path, help="your corpus JSONL: {id, title?, text}")
+    evaluate.add_argument(
+        "--questions", type=Path, help="your questions JSONL: {id, question, gold}"
+    )
+
+    graph = sub.add_parser("ingest-graph", help="write a declared graph file (YAML or JSONL)")
+    graph.add_argument("path", type=Path)
+    graph.add_argument("--namespace", default="default")
+    graph.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def add_extract_arguments(ingest: argparse.ArgumentParser) -> None:
+    """Options of ``graphctx ingest`` that turn on offline graph extraction."""
+    ingest.add_argument(
+        "--extract-graph",
+        action="store_true",
+        help="extract references, links and title mentions into the graph after ingest",
+    )
+    ingest.add_argument(
+        "--dictionary", type=Path, help="YAML entity dictionary for mentions (implies extraction)"
+    )
+
+
+def extractor_from_args(args: argparse.Namespace) -> GraphExtractor | None:
+    dictionary_path = getattr(args, "dictionary", None)
+    if not getattr(args, "extract_graph", False) and dictionary_path is None:
+        return None
+    dictionary = EntityDictionary.from_file(dictionary_path) if dictionary_path else None
+    return OfflineExtractor(dictionary)
+
+
+def run_graph_command(args: argparse.Namespace, store: str | Path, grants: Any = None) -> int:
+    """Run ``eval`` or ``ingest-graph``; ``store``/``grants`` are the global options."""
+    if args.command == "eval":
+        return _eval(args)
+    if args.command == "ingest-graph":
+        with open_provider(store, grants=grants) as provider:
+            report = provider.ingest_graph(args.path, namespace=args.namespace)
+        if args.json:
+            print(json.dumps(asdict(report), indent=2, ensure_ascii=False))
+        else:
+            print(
+                f"{report.path}: {report.nodes} nodes, {report.relations} relations,"
+                f" {report.support_links} support links written to {report.namespace!r}"
+            )
+            for note in report.dangling:
+                print(f"  dangling: {note}")
+        return 0
+    raise AssertionError(f"not a graph command: {args.command}")
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from graphctx.embed import UniversalSentenceEncoderEmbedder
+    from graphctx.eval.quality import run_evaluation
+    from graphctx.eval.report import markdown_table, write_reports
+
+    ks = tuple(int(k) for k in args.k.split(",") if k.strip())
+    if args.corpus or args.questions:
+        if not (args.corpus and args.questions):
+            from graphctx.errors import InvalidRequestError
+
+            raise InvalidRequestError("--corpus and --questions go together", field="corpus")
+        sets = [load_files(args.questions.stem, args.corpus, args.questions, args.limit)]
+    else:
+        data = args.data or default_data_dir()
+        sets = [load_dataset(name, data, args.limit) for name in args.datasets]
+    embedder = UniversalSentenceEncoderEmbedder()
+    results = run_evaluation(sets, embedder, ks)
+    print(markdown_table(results))
+    for path in write_reports(results, args.out, embedder.name):
+        print(f"wrote {path}")
+    return 0
