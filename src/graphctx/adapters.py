@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from graphctx.context import TokenCounter, default_token_counter
 from graphctx.embed import Embedder, UniversalSentenceEncoderEmbedder
-from graphctx.errors import ConfigurationError
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants, ScopeGrants
+from graphctx.store.neo4j import is_neo4j_location, store_from_location
 from graphctx.store.port import GraphStore
 from graphctx.store.sqlite.store import SqliteGraphStore
-
-SERVER_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://", "bolt+ssc://")
 
 
 def store_for(location: str | Path) -> GraphStore:
     """The GraphStore adapter for a location: a server URI or an embedded store file."""
     text = str(location)
-    if text.startswith(SERVER_SCHEMES):
-        raise ConfigurationError(
-            f"{text}: the Neo4j backend is not available in this build; use a file path"
-        )
+    if is_neo4j_location(text):
+        return store_from_location(text, os.environ)
     return SqliteGraphStore(Path(text))
 
 

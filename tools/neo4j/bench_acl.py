@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import os
@@ -254,6 +255,10 @@ async def measure(
     return Row(name, len(allowed), latencies, float(np.mean(recalls)), exact / n, short / n, leaks)
 
 
+def _score_of(scores: dict[str, float], chunk_id: str) -> float:
+    return scores.get(chunk_id, 0.0)
+
+
 def ids(hits: list[ChunkHit]) -> list[str]:
     return [hit.chunk_id for hit in hits]
 
@@ -344,7 +349,7 @@ async def run(args: argparse.Namespace) -> str:
                     key=lambda pair: -pair[1],
                 )
                 text_cases.append(
-                    Case(text, ranked[: args.k], lambda cid, scores=scores: scores.get(cid, 0.0))
+                    Case(text, ranked[: args.k], functools.partial(_score_of, scores))
                 )
 
             async def fulltext(text: Any, scopes: frozenset[str] = scopes) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from datetime import datetime
@@ -84,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--clients", type=int, default=50, help="http: concurrent clients")
     bench.add_argument("--requests", type=int, default=2000, help="http: requests in total")
 
+    neo4j = sub.add_parser("neo4j", help="Neo4j backend administration")
+    neo4j_sub = neo4j.add_subparsers(dest="neo4j_command", required=True)
+    init = neo4j_sub.add_parser("init", help="create graphctx's constraints and indexes")
+    init.add_argument("--uri", help="bolt:// or neo4j:// URI (default: $NEO4J_URI)")
+
     add_server_commands(sub)
     add_graph_commands(sub)
     return parser
@@ -108,6 +114,14 @@ def _grants(args: argparse.Namespace) -> ScopeGrants | None:
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command in ("serve", "keys"):
         return run_server_command(args)
+    if args.command == "neo4j":
+        from graphctx.store.neo4j.admin import init_schema_at, render_schema_report
+
+        uri = args.uri or os.environ.get("NEO4J_URI")
+        if not uri:
+            raise InvalidRequestError("give --uri or set NEO4J_URI", field="uri")
+        print(render_schema_report(init_schema_at(uri, os.environ)))
+        return 0
     if args.command in GRAPH_COMMANDS:
         return run_graph_command(args, args.store, _grants(args))
     if args.command == "schema":

@@ -14,10 +14,8 @@ become index filters is described in :mod:`graphctx.store.neo4j.acl`.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -32,13 +30,13 @@ from graphctx.errors import (
     InvalidRequestError,
     StoreUnavailableError,
 )
-from graphctx.store.neo4j import acl, graph, queries
+from graphctx.store.neo4j import acl, graph, queries, writes
+from graphctx.store.neo4j.rows import chunk_view, fetch, fetch_one, stored_version
 from graphctx.store.neo4j.schema import SchemaReport, check_server_version, init_schema
 from graphctx.store.port import StageTimeout
 from graphctx.store.records import (
     ChunkHit,
     ChunkView,
-    DocumentDates,
     DocumentSummary,
     EntityMatch,
     ExpansionPolicy,
@@ -50,11 +48,8 @@ from graphctx.store.records import (
     Relation,
     StoredVersion,
     Vector,
-    WriteOutcome,
     WriteResult,
-    name_key,
 )
-from graphctx.store.sqlite.lexical import index_terms
 
 T = TypeVar("T")
 Auth = tuple[str, str]
@@ -67,7 +62,6 @@ DEFAULT_READ_TIMEOUT_S = 30.0  # reads without a caller deadline (listing, versi
 CLIENT_GRACE_S = 0.25
 MIN_TX_TIMEOUT_S = 0.001  # a timeout of 0 would mean "no timeout" to the server
 CONNECT_TIMEOUT_S = 5.0
-CHUNK_BATCH = 500  # chunks per UNWIND statement
 EXACT_SEARCH_MAX_CHUNKS = 1_000  # AUTO: exact cosine up to this many visible chunks (README)
 IN_INDEX_CANDIDATES_FACTOR = 2  # in-index search fetches limit x this, then re-ranks
 TX_METADATA: Mapping[str, str] = {"app": "graphctx"}
@@ -120,108 +114,6 @@ def _wrap(exc: Exception, action: str) -> GraphctxError | StageTimeout:
     if isinstance(exc, neo4j_errors.ConfigurationError | ValueError):
         return ConfigurationError(f"{action}: invalid Neo4j settings: {exc}")
     return _unavailable(f"{action}: Neo4j is unreachable: {exc}", retryable=True)
-
-
-def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).isoformat()
-
-
-def _parse(value: object) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(str(value))
-
-
-def _version_label(document: NewDocument, previous: StoredVersion | None) -> str:
-    digest = f"sha256:{document.content_hash[:12]}"
-    if document.source_version is None:
-        return digest
-    if previous is not None and previous.version == document.source_version:
-        return f"{document.source_version}+{digest}"
-    return document.source_version
-
-
-def _chunk_row(
-    document: NewDocument, version_seq: int, chunk: NewChunk, seq: int
-) -> dict[str, Any]:
-    if document.text[chunk.start_char : chunk.end_char] != chunk.text:
-        raise ValueError(f"chunk {chunk.ordinal} of {document.document_id} does not match its span")
-    embedding = np.asarray(chunk.embedding, dtype=np.float32).astype(np.float64)
-    return {
-        "namespace": document.namespace,
-        "chunk_id": f"{document.document_id}@{version_seq}#{chunk.ordinal}",
-        "seq": seq,
-        "ordinal": chunk.ordinal,
-        "start_char": chunk.start_char,
-        "end_char": chunk.end_char,
-        "text": chunk.text,
-        "heading_path": list(chunk.heading_path),
-        "embedding": embedding.tolist(),
-        "terms": index_terms(" ".join([*chunk.heading_path, document.title or "", chunk.text])),
-        "acl_key": acl.scope_set_key(document.namespace, document.scopes),
-        "acl_terms": acl.acl_terms(document.namespace, document.scopes),
-    }
-
-
-def _document_properties(document: NewDocument, version: str, seq: int) -> dict[str, Any]:
-    return {
-        "namespace": document.namespace,
-        "document_id": document.document_id,
-        "version": version,
-        "version_seq": seq,
-        "content_hash": document.content_hash,
-        "metadata_hash": document.metadata_hash,
-        "source_uri": document.source_uri,
-        "title": document.title,
-        "media_type": document.media_type,
-        "text": document.text,
-        "created_at": _iso(document.dates.created_at),
-        "updated_at": _iso(document.dates.updated_at),
-        "valid_from": _iso(document.dates.valid_from),
-        "valid_to": _iso(document.dates.valid_to),
-        "declared_superseded_by": document.declared_superseded_by,
-        "ingested_at": datetime.now(UTC).isoformat(),
-        "extra_json": json.dumps(dict(document.extra), sort_keys=True, ensure_ascii=False),
-        "is_latest": True,
-        "scopes": sorted(document.scopes),
-        "acl_key": acl.scope_set_key(document.namespace, document.scopes),
-    }
-
-
-def _view(row: Mapping[str, Any]) -> ChunkView:
-    declared = row["declared_superseded_by"]
-    return ChunkView(
-        chunk_id=str(row["chunk_id"]),
-        document_id=str(row["document_id"]),
-        document_version=str(row["version"]),
-        source_uri=str(row["source_uri"]),
-        title=None if row["title"] is None else str(row["title"]),
-        text=str(row["text"]),
-        start_char=int(row["start_char"]),
-        end_char=int(row["end_char"]),
-        ordinal=int(row["ordinal"]),
-        scopes=frozenset(str(scope) for scope in row["scopes"]),
-        dates=DocumentDates(
-            _parse(row["created_at"]),
-            _parse(row["updated_at"]),
-            _parse(row["valid_from"]),
-            _parse(row["valid_to"]),
-        ),
-        superseded=not row["is_latest"] or declared is not None,
-        superseded_by=None if declared is None else str(declared),
-    )
-
-
-async def _rows(
-    tx: neo4j.AsyncTransaction | neo4j.AsyncManagedTransaction, query: str, **params: Any
-) -> list[dict[str, Any]]:
-    result = await tx.run(query, params)
-    return [record.data() async for record in result]
-
-
-async def _one(
-    tx: neo4j.AsyncTransaction | neo4j.AsyncManagedTransaction, query: str, **params: Any
-) -> dict[str, Any] | None:
-    rows = await _rows(tx, query, **params)
-    return rows[0] if rows else None
 
 
 class Neo4jGraphStore:
@@ -283,7 +175,7 @@ class Neo4jGraphStore:
         self._reader, self._writer = reader, writer
         try:
             await reader.verify_connectivity()
-            row = await self._read(lambda tx: _one(tx, queries.SERVER_COMPONENTS), None)
+            row = await self._read(lambda tx: fetch_one(tx, queries.SERVER_COMPONENTS), None)
             if row is None:
                 raise StoreUnavailableError("the server did not report its version")
             check_server_version(str(row["version"]))
@@ -302,7 +194,7 @@ class Neo4jGraphStore:
                 await driver.close()
 
     async def ping(self) -> None:
-        await self._read(lambda tx: _one(tx, queries.PING), None)
+        await self._read(lambda tx: fetch_one(tx, queries.PING), None)
 
     async def init_schema(self) -> SchemaReport:
         """Create constraints and indexes on the write path (``graphctx neo4j init``)."""
@@ -363,15 +255,15 @@ class Neo4jGraphStore:
         The server refuses writes here (``InvalidRequestError`` code ``read_only_violation``).
         This is the only way to run Cypher that graphctx did not write; guard it above.
         """
-        return await self._read(lambda tx: _rows(tx, query, **parameters), deadline, "query")
+        return await self._read(lambda tx: fetch(tx, query, **parameters), deadline, "query")
 
     # --- write path ------------------------------------------------------------------------
     async def latest_version(self, namespace: str, document_id: str) -> StoredVersion | None:
         async def work(tx: neo4j.AsyncTransaction) -> StoredVersion | None:
-            row = await _one(
+            row = await fetch_one(
                 tx, queries.LATEST_VERSION, namespace=namespace, document_id=document_id
             )
-            return _stored_version(document_id, None if row is None else row["latest"])
+            return stored_version(document_id, None if row is None else row["latest"])
 
         return await self._read(work, None, "latest version")
 
@@ -379,13 +271,13 @@ class Neo4jGraphStore:
         self, document: NewDocument, chunks: Sequence[NewChunk], embedder_name: str
     ) -> WriteResult:
         async def work(tx: neo4j.AsyncManagedTransaction) -> WriteResult:
-            return await _write_document(tx, document, chunks, embedder_name)
+            return await writes.write_document(tx, document, chunks, embedder_name)
 
         return await self._write(work, f"writing {document.document_id}")
 
     async def delete_document(self, namespace: str, document_id: str) -> int:
         async def work(tx: neo4j.AsyncManagedTransaction) -> int:
-            return await _delete_document(tx, namespace, document_id)
+            return await writes.delete_document(tx, namespace, document_id)
 
         return await self._write(work, f"deleting {document_id}")
 
@@ -393,7 +285,7 @@ class Neo4jGraphStore:
         self, namespace: str, nodes: Sequence[KnowledgeNode], relations: Sequence[Relation]
     ) -> None:
         async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-            await _write_graph(tx, namespace, nodes, relations)
+            await writes.write_graph(tx, namespace, nodes, relations)
 
         await self._write(work, "writing graph")
 
@@ -406,7 +298,7 @@ class Neo4jGraphStore:
             return []
 
         async def work(tx: neo4j.AsyncTransaction) -> list[ChunkHit]:
-            rows = await _rows(
+            rows = await fetch(
                 tx,
                 queries.FULLTEXT_SEARCH,
                 lucene=lucene,
@@ -426,7 +318,9 @@ class Neo4jGraphStore:
         query_vector = np.asarray(vector, dtype=np.float32).astype(np.float64).tolist()
 
         async def work(tx: neo4j.AsyncTransaction) -> list[ChunkHit]:
-            plan = await _one(tx, queries.VECTOR_PLAN, namespace=namespace, scopes=sorted(scopes))
+            plan = await fetch_one(
+                tx, queries.VECTOR_PLAN, namespace=namespace, scopes=sorted(scopes)
+            )
             if plan is None or plan["dimension"] is None or not plan["keys"]:
                 return []
             if int(plan["dimension"]) != len(query_vector):
@@ -436,7 +330,7 @@ class Neo4jGraphStore:
                 )
             strategy = self._vector_strategy_for(int(plan["visible"] or 0))
             if strategy is VectorStrategy.EXACT:
-                rows = await _rows(
+                rows = await fetch(
                     tx,
                     queries.VECTOR_SEARCH_EXACT,
                     keys=plan["keys"],
@@ -445,7 +339,7 @@ class Neo4jGraphStore:
                     scopes=sorted(scopes),
                 )
             else:
-                rows = await _rows(
+                rows = await fetch(
                     tx,
                     queries.VECTOR_SEARCH_IN_INDEX,
                     keys=plan["keys"],
@@ -473,14 +367,14 @@ class Neo4jGraphStore:
             return []
 
         async def work(tx: neo4j.AsyncTransaction) -> list[ChunkView]:
-            rows = await _rows(
+            rows = await fetch(
                 tx,
                 queries.FETCH_CHUNKS,
                 namespace=namespace,
                 chunk_ids=list(dict.fromkeys(chunk_ids)),
                 scopes=sorted(scopes),
             )
-            views = {str(row["chunk_id"]): _view(row) for row in rows}
+            views = {str(row["chunk_id"]): chunk_view(row) for row in rows}
             return [views[cid] for cid in chunk_ids if cid in views]
 
         return await self._read(work, deadline, "fetch chunks")
@@ -490,7 +384,7 @@ class Neo4jGraphStore:
             return []
 
         async def work(tx: neo4j.AsyncTransaction) -> list[DocumentSummary]:
-            rows = await _rows(
+            rows = await fetch(
                 tx, queries.LIST_DOCUMENTS, namespace=namespace, scopes=sorted(scopes)
             )
             return [
@@ -514,7 +408,7 @@ class Neo4jGraphStore:
             return []
 
         async def work(tx: neo4j.AsyncTransaction) -> list[KnowledgeNode]:
-            rows = await _rows(
+            rows = await fetch(
                 tx,
                 queries.NODES_FOR_CHUNKS,
                 namespace=namespace,
@@ -609,230 +503,9 @@ class Neo4jGraphStore:
 
     async def document_chunks(self, namespace: str, document_id: str) -> list[ChunkView]:
         async def work(tx: neo4j.AsyncTransaction) -> list[ChunkView]:
-            rows = await _rows(
+            rows = await fetch(
                 tx, queries.DOCUMENT_CHUNKS, namespace=namespace, document_id=document_id
             )
-            return [_view(row) for row in rows]
+            return [chunk_view(row) for row in rows]
 
         return await self._read(work, None, "document chunks")
-
-
-# --- transaction bodies ---------------------------------------------------------------------
-Tx = neo4j.AsyncTransaction | neo4j.AsyncManagedTransaction
-
-
-def _stored_version(document_id: str, latest: Mapping[str, Any] | None) -> StoredVersion | None:
-    if latest is None:
-        return None
-    return StoredVersion(
-        document_id,
-        str(latest["version"]),
-        int(latest["version_seq"]),
-        str(latest["content_hash"]),
-        str(latest["metadata_hash"]),
-        frozenset(str(scope) for scope in latest["scopes"]),
-    )
-
-
-async def _adjust_scope_sets(
-    tx: neo4j.AsyncManagedTransaction,
-    namespace: str,
-    deltas: Mapping[str, int],
-    scopes_of: Mapping[str, list[str]],
-) -> None:
-    rows = [
-        {"key": key, "chunks": delta, "scopes": scopes_of.get(key)}
-        for key, delta in sorted(deltas.items())
-        if delta
-    ]
-    if rows:
-        await _rows(tx, queries.ADJUST_SCOPE_SETS, namespace=namespace, deltas=rows)
-
-
-async def _move_to_scope_set(
-    tx: neo4j.AsyncManagedTransaction,
-    document: NewDocument,
-    footprint: Sequence[Mapping[str, Any]],
-    new_chunks: int,
-) -> None:
-    """Every existing chunk of the document moves to its new scope set; new chunks join it."""
-    new_key = acl.scope_set_key(document.namespace, document.scopes)
-    deltas: dict[str, int] = {new_key: new_chunks}
-    for row in footprint:
-        key, count = str(row["key"]), int(row["chunks"])
-        deltas[key] = deltas.get(key, 0) - count
-        deltas[new_key] += count
-    await _adjust_scope_sets(tx, document.namespace, deltas, {new_key: sorted(document.scopes)})
-
-
-async def _set_scopes(tx: neo4j.AsyncManagedTransaction, document: NewDocument) -> None:
-    await _rows(
-        tx,
-        queries.SET_SCOPES_OF_ALL_VERSIONS,
-        namespace=document.namespace,
-        document_id=document.document_id,
-        scopes=sorted(document.scopes),
-        acl_key=acl.scope_set_key(document.namespace, document.scopes),
-        acl_terms=acl.acl_terms(document.namespace, document.scopes),
-    )
-
-
-async def _write_document(
-    tx: neo4j.AsyncManagedTransaction,
-    document: NewDocument,
-    chunks: Sequence[NewChunk],
-    embedder: str,
-) -> WriteResult:
-    begin = await _one(
-        tx,
-        queries.BEGIN_DOCUMENT_WRITE,
-        namespace=document.namespace,
-        document_id=document.document_id,
-    )
-    assert begin is not None, "MERGE always returns the namespace row"
-    if chunks:
-        dimension = int(chunks[0].embedding.shape[0])
-        if begin["embedder"] is None:
-            await _rows(
-                tx,
-                queries.SET_NAMESPACE_EMBEDDER,
-                namespace=document.namespace,
-                embedder=embedder,
-                dimension=dimension,
-            )
-        elif (begin["embedder"], begin["dimension"]) != (embedder, dimension):
-            raise ConfigurationError(
-                f"namespace {document.namespace!r} was ingested with embedder"
-                f" {begin['embedder']} ({begin['dimension']} dims); refusing to mix in"
-                f" {embedder} ({dimension} dims)"
-            )
-    previous = _stored_version(document.document_id, begin["latest"])
-    footprint: list[Mapping[str, Any]] = begin["footprint"]
-    same_content = previous is not None and (previous.content_hash, previous.metadata_hash) == (
-        document.content_hash,
-        document.metadata_hash,
-    )
-    if previous is not None and same_content:
-        if previous.scopes == document.scopes:
-            return WriteResult(WriteOutcome.UNCHANGED, document.document_id, previous.version, 0)
-        await _set_scopes(tx, document)
-        await _move_to_scope_set(tx, document, footprint, 0)
-        return WriteResult(WriteOutcome.SCOPES_UPDATED, document.document_id, previous.version, 0)
-    version = _version_label(document, previous)
-    seq = 1 if previous is None else previous.version_seq + 1
-    base = int(begin["chunk_seq"])
-    rows = [_chunk_row(document, seq, chunk, base + i + 1) for i, chunk in enumerate(chunks)]
-    await _rows(
-        tx,
-        queries.CREATE_VERSION,
-        namespace=document.namespace,
-        document_id=document.document_id,
-        properties=_document_properties(document, version, seq),
-    )
-    if previous is not None:
-        await _set_scopes(tx, document)
-    for start in range(0, len(rows), CHUNK_BATCH):
-        await _rows(
-            tx,
-            queries.CREATE_CHUNKS,
-            namespace=document.namespace,
-            document_id=document.document_id,
-            version_seq=seq,
-            chunks=rows[start : start + CHUNK_BATCH],
-        )
-    await _move_to_scope_set(tx, document, footprint, len(rows))
-    outcome = WriteOutcome.ADDED if previous is None else WriteOutcome.NEW_VERSION
-    return WriteResult(outcome, document.document_id, version, len(rows))
-
-
-async def _delete_document(
-    tx: neo4j.AsyncManagedTransaction, namespace: str, document_id: str
-) -> int:
-    await _rows(tx, queries.LOCK_EXISTING_NAMESPACE, namespace=namespace)
-    footprint = await _one(
-        tx, queries.DOCUMENT_FOOTPRINT, namespace=namespace, document_id=document_id
-    )
-    if footprint is None or int(footprint["versions"]) == 0:
-        return 0
-    chunk_ids = [str(cid) for cid in footprint["chunk_ids"]]
-    await _rows(tx, queries.DELETE_DOCUMENT_VERSIONS, namespace=namespace, document_id=document_id)
-    if chunk_ids:
-        await _rows(tx, queries.PRUNE_RELATION_SUPPORT, namespace=namespace, chunk_ids=chunk_ids)
-    if footprint["node_ids"]:
-        await _rows(
-            tx,
-            queries.DELETE_UNSUPPORTED_NODES,
-            namespace=namespace,
-            node_ids=footprint["node_ids"],
-        )
-    deltas: dict[str, int] = {}
-    for key in footprint["chunk_keys"]:
-        deltas[str(key)] = deltas.get(str(key), 0) - 1
-    await _adjust_scope_sets(tx, namespace, deltas, {})
-    return int(footprint["versions"])
-
-
-def _node_row(node: KnowledgeNode) -> dict[str, Any]:
-    roles = dict(node.support_roles)
-    return {
-        "node_id": node.node_id,
-        "kind": node.kind.value,
-        "name": node.name,
-        "description": node.description,
-        "node_type": node.node_type,
-        "name_keys": sorted({name_key(n) for n in (node.name, *node.aliases)} - {""}),
-        "link": node.support_link,
-        "support": [
-            {"chunk_id": chunk_id, "role": roles.get(chunk_id)}
-            for chunk_id in node.supporting_chunk_ids
-        ],
-    }
-
-
-async def _write_graph(
-    tx: neo4j.AsyncManagedTransaction,
-    namespace: str,
-    nodes: Sequence[KnowledgeNode],
-    relations: Sequence[Relation],
-) -> None:
-    if not nodes and not relations:
-        return
-    lock = await _one(tx, queries.LOCK_EXISTING_NAMESPACE, namespace=namespace)
-    chunk_ids = sorted(
-        {cid for node in nodes for cid in node.supporting_chunk_ids}
-        | {cid for rel in relations for cid in rel.supporting_chunk_ids}
-    )
-    missing = await _one(tx, queries.MISSING_CHUNKS, namespace=namespace, chunk_ids=chunk_ids)
-    if lock is None or (missing is not None and missing["missing"]):
-        unknown = ", ".join(sorted(chunk_ids if missing is None else missing["missing"])[:5])
-        raise ValueError(f"unknown supporting chunk ids: {unknown}")
-    endpoints = sorted(
-        ({rel.source_id for rel in relations} | {rel.target_id for rel in relations})
-        - {node.node_id for node in nodes}
-    )
-    absent = await _one(tx, queries.MISSING_NODES, namespace=namespace, node_ids=endpoints)
-    if absent is not None and absent["missing"]:
-        unknown = ", ".join(sorted(absent["missing"])[:5])
-        raise ValueError(f"unknown relation endpoints: {unknown}")
-    if nodes:
-        await _rows(
-            tx, queries.UPSERT_NODES, namespace=namespace, nodes=[_node_row(n) for n in nodes]
-        )
-    if relations:
-        base = int(lock["relation_seq"])
-        await _rows(
-            tx,
-            queries.UPSERT_RELATIONS,
-            namespace=namespace,
-            relations=[
-                {
-                    "source_id": r.source_id,
-                    "target_id": r.target_id,
-                    "relation_type": r.relation_type,
-                    "chunk_ids": list(r.supporting_chunk_ids),
-                    "seq": base + i + 1,
-                }
-                for i, r in enumerate(relations)
-            ],
-        )
-        await _rows(tx, queries.RESERVE_RELATION_SEQ, namespace=namespace, count=len(relations))

@@ -1,0 +1,290 @@
+"""The write path's transaction bodies: documents, versions, scope sets, graph upserts.
+
+Each function runs inside one managed write transaction opened by
+:class:`~graphctx.store.neo4j.store.Neo4jGraphStore`; semantics mirror the embedded store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+import neo4j
+from graphctx.errors import ConfigurationError
+from graphctx.store.neo4j import acl, queries
+from graphctx.store.neo4j.rows import fetch, fetch_one, iso, stored_version
+from graphctx.store.records import (
+    KnowledgeNode,
+    NewChunk,
+    NewDocument,
+    Relation,
+    StoredVersion,
+    WriteOutcome,
+    WriteResult,
+    name_key,
+)
+from graphctx.store.sqlite.lexical import index_terms
+
+CHUNK_BATCH = 500  # chunks per UNWIND statement
+
+
+def version_label(document: NewDocument, previous: StoredVersion | None) -> str:
+    digest = f"sha256:{document.content_hash[:12]}"
+    if document.source_version is None:
+        return digest
+    if previous is not None and previous.version == document.source_version:
+        return f"{document.source_version}+{digest}"
+    return document.source_version
+
+
+def chunk_row(document: NewDocument, version_seq: int, chunk: NewChunk, seq: int) -> dict[str, Any]:
+    if document.text[chunk.start_char : chunk.end_char] != chunk.text:
+        raise ValueError(f"chunk {chunk.ordinal} of {document.document_id} does not match its span")
+    embedding = np.asarray(chunk.embedding, dtype=np.float32).astype(np.float64)
+    return {
+        "namespace": document.namespace,
+        "chunk_id": f"{document.document_id}@{version_seq}#{chunk.ordinal}",
+        "seq": seq,
+        "ordinal": chunk.ordinal,
+        "start_char": chunk.start_char,
+        "end_char": chunk.end_char,
+        "text": chunk.text,
+        "heading_path": list(chunk.heading_path),
+        "embedding": embedding.tolist(),
+        "terms": index_terms(" ".join([*chunk.heading_path, document.title or "", chunk.text])),
+        "acl_key": acl.scope_set_key(document.namespace, document.scopes),
+        "acl_terms": acl.acl_terms(document.namespace, document.scopes),
+    }
+
+
+def document_properties(document: NewDocument, version: str, seq: int) -> dict[str, Any]:
+    return {
+        "namespace": document.namespace,
+        "document_id": document.document_id,
+        "version": version,
+        "version_seq": seq,
+        "content_hash": document.content_hash,
+        "metadata_hash": document.metadata_hash,
+        "source_uri": document.source_uri,
+        "title": document.title,
+        "media_type": document.media_type,
+        "text": document.text,
+        "created_at": iso(document.dates.created_at),
+        "updated_at": iso(document.dates.updated_at),
+        "valid_from": iso(document.dates.valid_from),
+        "valid_to": iso(document.dates.valid_to),
+        "declared_superseded_by": document.declared_superseded_by,
+        "ingested_at": datetime.now(UTC).isoformat(),
+        "extra_json": json.dumps(dict(document.extra), sort_keys=True, ensure_ascii=False),
+        "is_latest": True,
+        "scopes": sorted(document.scopes),
+        "acl_key": acl.scope_set_key(document.namespace, document.scopes),
+    }
+
+
+async def _adjust_scope_sets(
+    tx: neo4j.AsyncManagedTransaction,
+    namespace: str,
+    deltas: Mapping[str, int],
+    scopes_of: Mapping[str, list[str]],
+) -> None:
+    rows = [
+        {"key": key, "chunks": delta, "scopes": scopes_of.get(key)}
+        for key, delta in sorted(deltas.items())
+        if delta
+    ]
+    if rows:
+        await fetch(tx, queries.ADJUST_SCOPE_SETS, namespace=namespace, deltas=rows)
+
+
+async def _move_to_scope_set(
+    tx: neo4j.AsyncManagedTransaction,
+    document: NewDocument,
+    footprint: Sequence[Mapping[str, Any]],
+    new_chunks: int,
+) -> None:
+    """Every existing chunk of the document moves to its new scope set; new chunks join it."""
+    new_key = acl.scope_set_key(document.namespace, document.scopes)
+    deltas: dict[str, int] = {new_key: new_chunks}
+    for row in footprint:
+        key, count = str(row["key"]), int(row["chunks"])
+        deltas[key] = deltas.get(key, 0) - count
+        deltas[new_key] += count
+    await _adjust_scope_sets(tx, document.namespace, deltas, {new_key: sorted(document.scopes)})
+
+
+async def _set_scopes(tx: neo4j.AsyncManagedTransaction, document: NewDocument) -> None:
+    await fetch(
+        tx,
+        queries.SET_SCOPES_OF_ALL_VERSIONS,
+        namespace=document.namespace,
+        document_id=document.document_id,
+        scopes=sorted(document.scopes),
+        acl_key=acl.scope_set_key(document.namespace, document.scopes),
+        acl_terms=acl.acl_terms(document.namespace, document.scopes),
+    )
+
+
+async def write_document(
+    tx: neo4j.AsyncManagedTransaction,
+    document: NewDocument,
+    chunks: Sequence[NewChunk],
+    embedder: str,
+) -> WriteResult:
+    begin = await fetch_one(
+        tx,
+        queries.BEGIN_DOCUMENT_WRITE,
+        namespace=document.namespace,
+        document_id=document.document_id,
+    )
+    assert begin is not None, "MERGE always returns the namespace row"
+    if chunks:
+        dimension = int(chunks[0].embedding.shape[0])
+        if begin["embedder"] is None:
+            await fetch(
+                tx,
+                queries.SET_NAMESPACE_EMBEDDER,
+                namespace=document.namespace,
+                embedder=embedder,
+                dimension=dimension,
+            )
+        elif (begin["embedder"], begin["dimension"]) != (embedder, dimension):
+            raise ConfigurationError(
+                f"namespace {document.namespace!r} was ingested with embedder"
+                f" {begin['embedder']} ({begin['dimension']} dims); refusing to mix in"
+                f" {embedder} ({dimension} dims)"
+            )
+    previous = stored_version(document.document_id, begin["latest"])
+    footprint: list[Mapping[str, Any]] = begin["footprint"]
+    same_content = previous is not None and (previous.content_hash, previous.metadata_hash) == (
+        document.content_hash,
+        document.metadata_hash,
+    )
+    if previous is not None and same_content:
+        if previous.scopes == document.scopes:
+            return WriteResult(WriteOutcome.UNCHANGED, document.document_id, previous.version, 0)
+        await _set_scopes(tx, document)
+        await _move_to_scope_set(tx, document, footprint, 0)
+        return WriteResult(WriteOutcome.SCOPES_UPDATED, document.document_id, previous.version, 0)
+    version = version_label(document, previous)
+    seq = 1 if previous is None else previous.version_seq + 1
+    base = int(begin["chunk_seq"])
+    rows = [chunk_row(document, seq, chunk, base + i + 1) for i, chunk in enumerate(chunks)]
+    await fetch(
+        tx,
+        queries.CREATE_VERSION,
+        namespace=document.namespace,
+        document_id=document.document_id,
+        properties=document_properties(document, version, seq),
+    )
+    if previous is not None:
+        await _set_scopes(tx, document)
+    for start in range(0, len(rows), CHUNK_BATCH):
+        await fetch(
+            tx,
+            queries.CREATE_CHUNKS,
+            namespace=document.namespace,
+            document_id=document.document_id,
+            version_seq=seq,
+            chunks=rows[start : start + CHUNK_BATCH],
+        )
+    await _move_to_scope_set(tx, document, footprint, len(rows))
+    outcome = WriteOutcome.ADDED if previous is None else WriteOutcome.NEW_VERSION
+    return WriteResult(outcome, document.document_id, version, len(rows))
+
+
+async def delete_document(
+    tx: neo4j.AsyncManagedTransaction, namespace: str, document_id: str
+) -> int:
+    await fetch(tx, queries.LOCK_EXISTING_NAMESPACE, namespace=namespace)
+    footprint = await fetch_one(
+        tx, queries.DOCUMENT_FOOTPRINT, namespace=namespace, document_id=document_id
+    )
+    if footprint is None or int(footprint["versions"]) == 0:
+        return 0
+    chunk_ids = [str(cid) for cid in footprint["chunk_ids"]]
+    await fetch(tx, queries.DELETE_DOCUMENT_VERSIONS, namespace=namespace, document_id=document_id)
+    if chunk_ids:
+        await fetch(tx, queries.PRUNE_RELATION_SUPPORT, namespace=namespace, chunk_ids=chunk_ids)
+    if footprint["node_ids"]:
+        await fetch(
+            tx,
+            queries.DELETE_UNSUPPORTED_NODES,
+            namespace=namespace,
+            node_ids=footprint["node_ids"],
+        )
+    deltas: dict[str, int] = {}
+    for key in footprint["chunk_keys"]:
+        deltas[str(key)] = deltas.get(str(key), 0) - 1
+    await _adjust_scope_sets(tx, namespace, deltas, {})
+    return int(footprint["versions"])
+
+
+def node_row(node: KnowledgeNode) -> dict[str, Any]:
+    roles = dict(node.support_roles)
+    return {
+        "node_id": node.node_id,
+        "kind": node.kind.value,
+        "name": node.name,
+        "description": node.description,
+        "node_type": node.node_type,
+        "name_keys": sorted({name_key(n) for n in (node.name, *node.aliases)} - {""}),
+        "link": node.support_link,
+        "support": [
+            {"chunk_id": chunk_id, "role": roles.get(chunk_id)}
+            for chunk_id in node.supporting_chunk_ids
+        ],
+    }
+
+
+async def write_graph(
+    tx: neo4j.AsyncManagedTransaction,
+    namespace: str,
+    nodes: Sequence[KnowledgeNode],
+    relations: Sequence[Relation],
+) -> None:
+    if not nodes and not relations:
+        return
+    lock = await fetch_one(tx, queries.LOCK_EXISTING_NAMESPACE, namespace=namespace)
+    chunk_ids = sorted(
+        {cid for node in nodes for cid in node.supporting_chunk_ids}
+        | {cid for rel in relations for cid in rel.supporting_chunk_ids}
+    )
+    missing = await fetch_one(tx, queries.MISSING_CHUNKS, namespace=namespace, chunk_ids=chunk_ids)
+    if lock is None or (missing is not None and missing["missing"]):
+        unknown = ", ".join(sorted(chunk_ids if missing is None else missing["missing"])[:5])
+        raise ValueError(f"unknown supporting chunk ids: {unknown}")
+    endpoints = sorted(
+        ({rel.source_id for rel in relations} | {rel.target_id for rel in relations})
+        - {node.node_id for node in nodes}
+    )
+    absent = await fetch_one(tx, queries.MISSING_NODES, namespace=namespace, node_ids=endpoints)
+    if absent is not None and absent["missing"]:
+        unknown = ", ".join(sorted(absent["missing"])[:5])
+        raise ValueError(f"unknown relation endpoints: {unknown}")
+    if nodes:
+        await fetch(
+            tx, queries.UPSERT_NODES, namespace=namespace, nodes=[node_row(n) for n in nodes]
+        )
+    if relations:
+        base = int(lock["relation_seq"])
+        await fetch(
+            tx,
+            queries.UPSERT_RELATIONS,
+            namespace=namespace,
+            relations=[
+                {
+                    "source_id": r.source_id,
+                    "target_id": r.target_id,
+                    "relation_type": r.relation_type,
+                    "chunk_ids": list(r.supporting_chunk_ids),
+                    "seq": base + i + 1,
+                }
+                for i, r in enumerate(relations)
+            ],
+        )
+        await fetch(tx, queries.RESERVE_RELATION_SEQ, namespace=namespace, count=len(relations))
