@@ -12,20 +12,15 @@ import logging
 import threading
 import time
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from graphctx.context import (
-    PROMPT_VERSION,
     Evidence,
-    PackedBlock,
     PackResult,
     TokenCounter,
-    build_manifest,
-    log_manifest,
     pack_to_budget,
 )
 from graphctx.contract import (
@@ -33,18 +28,8 @@ from graphctx.contract import (
     ContextResponse,
     Denial,
     DenialReason,
-    EvidenceItem,
-    Freshness,
-    Limits,
-    Manifest,
-    ManifestBlock,
-    NodeKind,
-    ProvenanceStep,
     RetrievalMode,
-    RetrievalScores,
     RetrieverName,
-    RouteDecision,
-    Span,
     StageReport,
     StageStatus,
     UnanswerableReason,
@@ -55,6 +40,7 @@ from graphctx.ingest.extract.port import GraphExtractor
 from graphctx.ingest.graph_file import GraphFileReport, ingest_graph_file
 from graphctx.ingest.pipeline import IngestDefaults, IngestReport, ingest_path, ingest_sources
 from graphctx.ingest.source import SourceDocument
+from graphctx.retrieve.assemble import RankedEvidence, ResponseBuilder, demote_stale
 from graphctx.retrieve.authorize import ScopeGrants, effective_scopes
 from graphctx.retrieve.candidates import gather_candidates
 from graphctx.retrieve.deadline import CANDIDATE_SHARE, EXPANSION_SHARE, Deadline
@@ -66,42 +52,15 @@ from graphctx.retrieve.gate import verify_visible
 from graphctx.retrieve.question_type import QuestionClass, classify_question
 from graphctx.retrieve.routing import plan_route
 from graphctx.store.port import GraphStore, StageTimeout
-from graphctx.store.records import ChunkHit, ChunkView, DocumentSummary, EntityMatch, PathStep
+from graphctx.store.records import ChunkHit, DocumentSummary, EntityMatch
 
 T = TypeVar("T")
 log = logging.getLogger("graphctx.provider")
 
 FUSED_POOL = 40  # fused candidates whose chunks are fetched and offered to the packer
 GATE_GRACE_S = 0.25  # the output gate always runs, even when the deadline has just passed
-STALE_RANK_PENALTY = 4  # places a stale item moves down the fused ranking
 ENTITY_LOOKUP_SHARE = 0.1  # share of the deadline the router's entity lookup may use
 ENTITY_LOOKUP_LIMIT = 20
-
-
-@dataclass(frozen=True)
-class _Ranked:
-    view: ChunkView
-    candidate: FusedCandidate
-    freshness: Freshness
-    path: tuple[PathStep, ...] | None = None  # how the graph reached it, when it did
-
-
-def demote_stale(ranked: list[_Ranked]) -> list[_Ranked]:
-    """Stale evidence moves STALE_RANK_PENALTY places down, and always below its successor."""
-    position_of_document: dict[str, int] = {}
-    for index, r in enumerate(ranked):
-        if r.freshness is not Freshness.STALE:
-            position_of_document.setdefault(r.view.document_id, index)
-
-    def key(item: tuple[int, _Ranked]) -> tuple[float, int]:
-        index, r = item
-        if r.freshness is not Freshness.STALE:
-            return (float(index), 0)
-        successor = r.view.superseded_by or r.view.document_id
-        after = position_of_document.get(successor, -1) + 0.5
-        return (max(index + STALE_RANK_PENALTY, after), 1)
-
-    return [r for _, r in sorted(enumerate(ranked), key=key)]
 
 
 class ContextProvider:
@@ -222,7 +181,7 @@ class ContextProvider:
         question = classify_question(request.query)
         entities, lookup_report = await self._lookup_entities(request, scopes, deadline)
         route = plan_route(request.retrieval_mode, question=question, entities=entities)
-        build = _ResponseBuilder(self, request, deadline, route, scopes)
+        build = ResponseBuilder(self, request, deadline, route, scopes)
         if lookup_report is not None:
             build.stages.append(lookup_report)
         if request.retrieval_mode is RetrievalMode.TEXT2CYPHER:
@@ -302,7 +261,7 @@ class ContextProvider:
         found: dict[RetrieverName, list[ChunkHit]],
         fused: list[FusedCandidate],
         deadline: Deadline,
-        build: _ResponseBuilder,
+        build: ResponseBuilder,
     ) -> list[FusedCandidate]:
         """Graph expansion; its hits join the fusion as a third ranked list."""
         seeds = list(dict.fromkeys(m.node_id for m in order_matches(entities)))[:SEED_LIMIT]
@@ -333,8 +292,8 @@ class ContextProvider:
         scopes: frozenset[str],
         fused: list[FusedCandidate],
         deadline: Deadline,
-        build: _ResponseBuilder,
-    ) -> list[_Ranked] | None:
+        build: ResponseBuilder,
+    ) -> list[RankedEvidence] | None:
         started = time.monotonic()
         try:
             views = await self.store.fetch_chunks(
@@ -345,7 +304,7 @@ class ContextProvider:
             return None
         by_id = {v.chunk_id: v for v in views}
         now = datetime.now(UTC)
-        ranked: list[_Ranked] = []
+        ranked: list[RankedEvidence] = []
         for candidate in fused:
             view = by_id.get(candidate.chunk_id)
             if view is None:
@@ -355,7 +314,9 @@ class ContextProvider:
                 build.dropped_for_freshness += 1
                 continue
             ranked.append(
-                _Ranked(view, candidate, freshness, build.graph_paths.get(candidate.chunk_id))
+                RankedEvidence(
+                    view, candidate, freshness, build.graph_paths.get(candidate.chunk_id)
+                )
             )
         ranked = demote_stale(ranked)
         build.stage("fetch+freshness", StageStatus.OK, started, len(ranked))
@@ -365,9 +326,9 @@ class ContextProvider:
         self,
         request: ContextRequest,
         scopes: frozenset[str],
-        ranked: list[_Ranked],
+        ranked: list[RankedEvidence],
         deadline: Deadline,
-        build: _ResponseBuilder,
+        build: ResponseBuilder,
     ) -> ContextResponse:
         started = time.monotonic()
         packed = self._pack(ranked, request.max_tokens)
@@ -395,7 +356,7 @@ class ContextProvider:
             return build.unanswerable(UnanswerableReason.ALL_DENIED if withheld else reason)
         return build.answer(packed, by_id)
 
-    def _pack(self, ranked: list[_Ranked], budget: int) -> PackResult:
+    def _pack(self, ranked: list[RankedEvidence], budget: int) -> PackResult:
         evidence = [
             Evidence(
                 evidence_id=r.view.chunk_id,
@@ -412,127 +373,3 @@ class ContextProvider:
             for rank, r in enumerate(ranked)
         ]
         return pack_to_budget(evidence, budget, self.token_counter)
-
-
-class _ResponseBuilder:
-    """Collects stage reports and denials; assembles the final, validated response."""
-
-    def __init__(
-        self,
-        provider: ContextProvider,
-        request: ContextRequest,
-        deadline: Deadline,
-        route: RouteDecision,
-        scopes: frozenset[str],
-    ) -> None:
-        self.provider = provider
-        self.request = request
-        self.deadline = deadline
-        self.route = route
-        self.scopes = scopes
-        self.stages: list[StageReport] = []
-        self.denied: list[Denial] = []
-        self.dropped_for_freshness = 0
-        self.packing_drops: dict[str, int] = {}
-        self.graph_paths: dict[str, tuple[PathStep, ...]] = {}
-        self.blocks: list[ManifestBlock] = []
-
-    def add_route_reason(self, reason: str) -> None:
-        self.route = self.route.model_copy(update={"reasons": [*self.route.reasons, reason]})
-
-    def stage(self, name: str, status: StageStatus, started: float, count: int = 0) -> None:
-        elapsed = int((time.monotonic() - started) * 1000)
-        self.stages.append(
-            StageReport(stage=name, status=status, elapsed_ms=elapsed, candidates=count)
-        )
-
-    def _manifest(self) -> Manifest:
-        return Manifest(
-            namespace=self.request.namespace,
-            prompt_version=PROMPT_VERSION,
-            route=self.route,
-            stages=self.stages,
-            partial=any(s.status is not StageStatus.OK for s in self.stages),
-            token_counter=self.provider.token_counter.name,
-            embedder=self.provider.embedder.name,
-            effective_scope_count=len(self.scopes),
-            dropped_for_freshness=self.dropped_for_freshness,
-            packing_drops=self.packing_drops,
-            blocks=self.blocks,
-        )
-
-    def _limits(self, used_tokens: int) -> Limits:
-        return Limits(
-            used_tokens=used_tokens,
-            max_tokens=self.request.max_tokens,
-            elapsed_ms=self.deadline.elapsed_ms(),
-            timeout_ms=self.request.timeout_ms,
-        )
-
-    def unanswerable(self, reason: UnanswerableReason) -> ContextResponse:
-        return ContextResponse(
-            answerable=False,
-            reason=reason,
-            items=[],
-            limits=self._limits(0),
-            denied=self.denied,
-            trace_id=self.request.trace_id,
-            manifest=self._manifest(),
-        )
-
-    def answer(self, packed: PackResult, by_id: dict[str, _Ranked]) -> ContextResponse:
-        items = [_item(block, by_id[block.evidence.evidence_id]) for block in packed.blocks]
-        audit = build_manifest(packed, include_text_hashes=True)
-        log_manifest(audit, trace_id=self.request.trace_id)
-        self.blocks = [
-            ManifestBlock(
-                citation_id=b.source_id,
-                chunk_id=b.evidence_id,
-                document_version=b.document_version,
-                tokens=b.tokens,
-                truncated=b.truncated,
-                content_sha256=b.content_sha256 or "",
-            )
-            for b in audit.blocks
-        ]
-        return ContextResponse(
-            answerable=True,
-            items=items,
-            limits=self._limits(packed.used_tokens),
-            denied=self.denied,
-            trace_id=self.request.trace_id,
-            manifest=self._manifest(),
-        )
-
-
-def _item(block: PackedBlock, ranked: _Ranked) -> EvidenceItem:
-    view, candidate = ranked.view, ranked.candidate
-    return EvidenceItem(
-        citation_id=block.citation_id,
-        content=block.content,
-        source_uri=view.source_uri,
-        document_id=view.document_id,
-        chunk_id=view.chunk_id,
-        document_version=view.document_version,
-        freshness=ranked.freshness,
-        provenance_path=_provenance(view, ranked.path),
-        retrieval_scores=RetrievalScores(
-            vector=candidate.scores.get(RetrieverName.VECTOR),
-            fulltext=candidate.scores.get(RetrieverName.FULLTEXT),
-            graph=candidate.scores.get(RetrieverName.GRAPH),
-            fused=candidate.fused,
-        ),
-        span=Span(start_char=block.start_char, end_char=block.end_char),
-        truncated=block.truncated,
-        tokens=block.tokens,
-    )
-
-
-def _provenance(view: ChunkView, path: tuple[PathStep, ...] | None) -> list[ProvenanceStep]:
-    """Document -> chunk for search hits; the graph path (anchor ... -> chunk) otherwise."""
-    if path:
-        return [ProvenanceStep(kind=step.kind, id=step.id, via=step.via) for step in path]
-    return [
-        ProvenanceStep(kind=NodeKind.DOCUMENT, id=f"{view.document_id}@{view.document_version}"),
-        ProvenanceStep(kind=NodeKind.CHUNK, id=view.chunk_id, via="HAS_CHUNK"),
-    ]

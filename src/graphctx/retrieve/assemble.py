@@ -1,0 +1,190 @@
+"""Assembling the evidence bundle: ranked evidence, stale demotion, and the final response.
+
+The provider orchestrates; this module turns what the stages produced into a validated
+ContextResponse (items with provenance, limits, denials, manifest).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from graphctx.context import PROMPT_VERSION, PackedBlock, PackResult, build_manifest, log_manifest
+from graphctx.contract import (
+    ContextRequest,
+    ContextResponse,
+    Denial,
+    EvidenceItem,
+    Freshness,
+    Limits,
+    Manifest,
+    ManifestBlock,
+    NodeKind,
+    ProvenanceStep,
+    RetrievalScores,
+    RetrieverName,
+    RouteDecision,
+    Span,
+    StageReport,
+    StageStatus,
+    UnanswerableReason,
+)
+from graphctx.retrieve.deadline import Deadline
+from graphctx.retrieve.fusion import FusedCandidate
+from graphctx.store.records import ChunkView, PathStep
+
+if TYPE_CHECKING:
+    from graphctx.provider import ContextProvider
+
+STALE_RANK_PENALTY = 4  # places a stale item moves down the fused ranking
+
+
+@dataclass(frozen=True)
+class RankedEvidence:
+    view: ChunkView
+    candidate: FusedCandidate
+    freshness: Freshness
+    path: tuple[PathStep, ...] | None = None  # how the graph reached it, when it did
+
+
+def demote_stale(ranked: list[RankedEvidence]) -> list[RankedEvidence]:
+    """Stale evidence moves STALE_RANK_PENALTY places down, and always below its successor."""
+    position_of_document: dict[str, int] = {}
+    for index, r in enumerate(ranked):
+        if r.freshness is not Freshness.STALE:
+            position_of_document.setdefault(r.view.document_id, index)
+
+    def key(item: tuple[int, RankedEvidence]) -> tuple[float, int]:
+        index, r = item
+        if r.freshness is not Freshness.STALE:
+            return (float(index), 0)
+        successor = r.view.superseded_by or r.view.document_id
+        after = position_of_document.get(successor, -1) + 0.5
+        return (max(index + STALE_RANK_PENALTY, after), 1)
+
+    return [r for _, r in sorted(enumerate(ranked), key=key)]
+
+
+class ResponseBuilder:
+    """Collects stage reports and denials; assembles the final, validated response."""
+
+    def __init__(
+        self,
+        provider: ContextProvider,
+        request: ContextRequest,
+        deadline: Deadline,
+        route: RouteDecision,
+        scopes: frozenset[str],
+    ) -> None:
+        self.provider = provider
+        self.request = request
+        self.deadline = deadline
+        self.route = route
+        self.scopes = scopes
+        self.stages: list[StageReport] = []
+        self.denied: list[Denial] = []
+        self.dropped_for_freshness = 0
+        self.packing_drops: dict[str, int] = {}
+        self.graph_paths: dict[str, tuple[PathStep, ...]] = {}
+        self.blocks: list[ManifestBlock] = []
+
+    def add_route_reason(self, reason: str) -> None:
+        self.route = self.route.model_copy(update={"reasons": [*self.route.reasons, reason]})
+
+    def stage(self, name: str, status: StageStatus, started: float, count: int = 0) -> None:
+        elapsed = int((time.monotonic() - started) * 1000)
+        self.stages.append(
+            StageReport(stage=name, status=status, elapsed_ms=elapsed, candidates=count)
+        )
+
+    def _manifest(self) -> Manifest:
+        return Manifest(
+            namespace=self.request.namespace,
+            prompt_version=PROMPT_VERSION,
+            route=self.route,
+            stages=self.stages,
+            partial=any(s.status is not StageStatus.OK for s in self.stages),
+            token_counter=self.provider.token_counter.name,
+            embedder=self.provider.embedder.name,
+            effective_scope_count=len(self.scopes),
+            dropped_for_freshness=self.dropped_for_freshness,
+            packing_drops=self.packing_drops,
+            blocks=self.blocks,
+        )
+
+    def _limits(self, used_tokens: int) -> Limits:
+        return Limits(
+            used_tokens=used_tokens,
+            max_tokens=self.request.max_tokens,
+            elapsed_ms=self.deadline.elapsed_ms(),
+            timeout_ms=self.request.timeout_ms,
+        )
+
+    def unanswerable(self, reason: UnanswerableReason) -> ContextResponse:
+        return ContextResponse(
+            answerable=False,
+            reason=reason,
+            items=[],
+            limits=self._limits(0),
+            denied=self.denied,
+            trace_id=self.request.trace_id,
+            manifest=self._manifest(),
+        )
+
+    def answer(self, packed: PackResult, by_id: dict[str, RankedEvidence]) -> ContextResponse:
+        items = [_item(block, by_id[block.evidence.evidence_id]) for block in packed.blocks]
+        audit = build_manifest(packed, include_text_hashes=True)
+        log_manifest(audit, trace_id=self.request.trace_id)
+        self.blocks = [
+            ManifestBlock(
+                citation_id=b.source_id,
+                chunk_id=b.evidence_id,
+                document_version=b.document_version,
+                tokens=b.tokens,
+                truncated=b.truncated,
+                content_sha256=b.content_sha256 or "",
+            )
+            for b in audit.blocks
+        ]
+        return ContextResponse(
+            answerable=True,
+            items=items,
+            limits=self._limits(packed.used_tokens),
+            denied=self.denied,
+            trace_id=self.request.trace_id,
+            manifest=self._manifest(),
+        )
+
+
+def _item(block: PackedBlock, ranked: RankedEvidence) -> EvidenceItem:
+    view, candidate = ranked.view, ranked.candidate
+    return EvidenceItem(
+        citation_id=block.citation_id,
+        content=block.content,
+        source_uri=view.source_uri,
+        document_id=view.document_id,
+        chunk_id=view.chunk_id,
+        document_version=view.document_version,
+        freshness=ranked.freshness,
+        provenance_path=_provenance(view, ranked.path),
+        retrieval_scores=RetrievalScores(
+            vector=candidate.scores.get(RetrieverName.VECTOR),
+            fulltext=candidate.scores.get(RetrieverName.FULLTEXT),
+            graph=candidate.scores.get(RetrieverName.GRAPH),
+            fused=candidate.fused,
+        ),
+        span=Span(start_char=block.start_char, end_char=block.end_char),
+        truncated=block.truncated,
+        tokens=block.tokens,
+    )
+
+
+def _provenance(view: ChunkView, path: tuple[PathStep, ...] | None) -> list[ProvenanceStep]:
+    """Document -> chunk for search hits; the graph path (anchor ... -> chunk) otherwise."""
+    if path:
+        return [ProvenanceStep(kind=step.kind, id=step.id, via=step.via) for step in path]
+    return [
+        ProvenanceStep(kind=NodeKind.DOCUMENT, id=f"{view.document_id}@{view.document_version}"),
+        ProvenanceStep(kind=NodeKind.CHUNK, id=view.chunk_id, via="HAS_CHUNK"),
+    ]

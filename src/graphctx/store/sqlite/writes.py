@@ -1,0 +1,290 @@
+"""The embedded store's write path: one call per transaction, run by SqliteGraphStore._write.
+
+Versions: unchanged content and metadata write nothing; changed content becomes a new version
+and supersedes the previous one; a scope-only change rewrites the scopes of every version.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+
+from graphctx.errors import ConfigurationError
+from graphctx.store.records import (
+    KnowledgeNode,
+    NewChunk,
+    NewDocument,
+    Relation,
+    StoredVersion,
+    WriteOutcome,
+    WriteResult,
+    name_key,
+)
+from graphctx.store.sqlite.lexical import index_terms
+
+
+def latest_stored_version(
+    conn: sqlite3.Connection, namespace: str, document_id: str
+) -> StoredVersion | None:
+    row = conn.execute(
+        """SELECT id, version, version_seq, content_hash, metadata_hash FROM documents
+           WHERE namespace = ? AND document_id = ? AND is_latest = 1""",
+        (namespace, document_id),
+    ).fetchone()
+    if row is None:
+        return None
+    scopes = frozenset(
+        s for (s,) in conn.execute("SELECT scope FROM document_scopes WHERE doc = ?", (row[0],))
+    )
+    return StoredVersion(document_id, row[1], row[2], row[3], row[4], scopes)
+
+
+def _check_namespace(conn: sqlite3.Connection, namespace: str, embedder: str, dim: int) -> None:
+    row = conn.execute(
+        "SELECT embedder, dimension FROM namespaces WHERE namespace = ?", (namespace,)
+    ).fetchone()
+    if row is None:
+        conn.execute("INSERT INTO namespaces VALUES (?, ?, ?)", (namespace, embedder, dim))
+    elif (row[0], row[1]) != (embedder, dim):
+        raise ConfigurationError(
+            f"namespace {namespace!r} was ingested with embedder {row[0]} ({row[1]} dims);"
+            f" refusing to mix in {embedder} ({dim} dims)"
+        )
+
+
+def _version_label(document: NewDocument, previous: StoredVersion | None) -> str:
+    digest = f"sha256:{document.content_hash[:12]}"
+    if document.source_version is None:
+        return digest
+    if previous is not None and previous.version == document.source_version:
+        return f"{document.source_version}+{digest}"
+    return document.source_version
+
+
+def write_document_version(
+    conn: sqlite3.Connection, document: NewDocument, chunks: Sequence[NewChunk], embedder: str
+) -> WriteResult:
+    dim = int(chunks[0].embedding.shape[0]) if chunks else 0
+    if chunks:
+        _check_namespace(conn, document.namespace, embedder, dim)
+    previous = latest_stored_version(conn, document.namespace, document.document_id)
+    same_content = previous is not None and (
+        previous.content_hash,
+        previous.metadata_hash,
+    ) == (document.content_hash, document.metadata_hash)
+    if previous is not None and same_content:
+        if previous.scopes == document.scopes:
+            return WriteResult(WriteOutcome.UNCHANGED, document.document_id, previous.version, 0)
+        _replace_scopes_of_all_versions(conn, document)
+        return WriteResult(WriteOutcome.SCOPES_UPDATED, document.document_id, previous.version, 0)
+    version = _version_label(document, previous)
+    seq = 1 if previous is None else previous.version_seq + 1
+    doc_rowid = _insert_document(conn, document, version, seq)
+    if previous is not None:
+        conn.execute(
+            """UPDATE documents SET is_latest = 0, superseded_by_version = ?
+               WHERE namespace = ? AND document_id = ? AND is_latest = 1 AND id != ?""",
+            (doc_rowid, document.namespace, document.document_id, doc_rowid),
+        )
+        _replace_scopes_of_all_versions(conn, document)
+    else:
+        conn.executemany(
+            "INSERT INTO document_scopes (scope, doc) VALUES (?, ?)",
+            [(scope, doc_rowid) for scope in sorted(document.scopes)],
+        )
+    for chunk in chunks:
+        _insert_chunk(conn, document, doc_rowid, seq, chunk)
+    outcome = WriteOutcome.ADDED if previous is None else WriteOutcome.NEW_VERSION
+    return WriteResult(outcome, document.document_id, version, len(chunks))
+
+
+def _insert_document(conn: sqlite3.Connection, d: NewDocument, version: str, seq: int) -> int:
+    cursor = conn.execute(
+        """INSERT INTO documents (namespace, document_id, version, version_seq, content_hash,
+               metadata_hash, source_uri, title, media_type, text, created_at, updated_at,
+               valid_from, valid_to, declared_superseded_by, superseded_by_version,
+               ingested_at, extra_json, is_latest)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, 1)""",
+        (
+            d.namespace,
+            d.document_id,
+            version,
+            seq,
+            d.content_hash,
+            d.metadata_hash,
+            d.source_uri,
+            d.title,
+            d.media_type,
+            d.text,
+            _iso(d.dates.created_at),
+            _iso(d.dates.updated_at),
+            _iso(d.dates.valid_from),
+            _iso(d.dates.valid_to),
+            d.declared_superseded_by,
+            datetime.now(UTC).isoformat(),
+            json.dumps(dict(d.extra), sort_keys=True, ensure_ascii=False),
+        ),
+    )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
+
+
+def _insert_chunk(
+    conn: sqlite3.Connection, d: NewDocument, doc_rowid: int, seq: int, chunk: NewChunk
+) -> None:
+    if d.text[chunk.start_char : chunk.end_char] != chunk.text:
+        raise ValueError(f"chunk {chunk.ordinal} of {d.document_id} does not match its span")
+    embedding = np.ascontiguousarray(chunk.embedding, dtype=np.float32)
+    cursor = conn.execute(
+        """INSERT INTO chunks (chunk_id, namespace, doc, ordinal, start_char, end_char, text,
+               heading_path, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (
+            f"{d.document_id}@{seq}#{chunk.ordinal}",
+            d.namespace,
+            doc_rowid,
+            chunk.ordinal,
+            chunk.start_char,
+            chunk.end_char,
+            chunk.text,
+            json.dumps(list(chunk.heading_path), ensure_ascii=False),
+            embedding.tobytes(),
+        ),
+    )
+    terms = index_terms(" ".join([*chunk.heading_path, d.title or "", chunk.text]))
+    conn.execute("INSERT INTO chunk_fts (rowid, terms) VALUES (?, ?)", (cursor.lastrowid, terms))
+
+
+def _replace_scopes_of_all_versions(conn: sqlite3.Connection, d: NewDocument) -> None:
+    docs = [
+        row[0]
+        for row in conn.execute(
+            "SELECT id FROM documents WHERE namespace = ? AND document_id = ?",
+            (d.namespace, d.document_id),
+        )
+    ]
+    for doc in docs:
+        conn.execute("DELETE FROM document_scopes WHERE doc = ?", (doc,))
+        conn.executemany(
+            "INSERT INTO document_scopes (scope, doc) VALUES (?, ?)",
+            [(scope, doc) for scope in sorted(d.scopes)],
+        )
+
+
+def _delete_chunks(conn: sqlite3.Connection, doc: int) -> None:
+    conn.execute(
+        "DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc = ?)", (doc,)
+    )
+    conn.execute("DELETE FROM chunks WHERE doc = ?", (doc,))
+
+
+def _delete_orphan_nodes(conn: sqlite3.Connection, namespace: str) -> None:
+    conn.execute(
+        """DELETE FROM relations WHERE namespace = ? AND id NOT IN
+           (SELECT relation FROM relation_support)""",
+        (namespace,),
+    )
+    conn.execute(
+        """DELETE FROM nodes WHERE namespace = ? AND node_id NOT IN
+           (SELECT node_id FROM node_support WHERE namespace = ?)""",
+        (namespace, namespace),
+    )
+    conn.execute(
+        """DELETE FROM node_names WHERE namespace = ? AND node_id NOT IN
+           (SELECT node_id FROM nodes WHERE namespace = ?)""",
+        (namespace, namespace),
+    )
+
+
+def _chunk_rowids(conn: sqlite3.Connection, namespace: str, chunk_ids: Sequence[str]) -> list[int]:
+    marks = ", ".join("?" * len(chunk_ids))
+    rows = conn.execute(
+        f"SELECT chunk_id, id FROM chunks WHERE namespace = ? AND chunk_id IN ({marks})",
+        [namespace, *chunk_ids],
+    ).fetchall()
+    found = dict(rows)
+    missing = sorted(set(chunk_ids) - set(found))
+    if missing:
+        raise ValueError(f"unknown supporting chunk ids: {', '.join(missing[:5])}")
+    return [found[cid] for cid in chunk_ids]
+
+
+def write_graph_records(
+    conn: sqlite3.Connection,
+    namespace: str,
+    nodes: Sequence[KnowledgeNode],
+    relations: Sequence[Relation],
+) -> None:
+    for node in nodes:
+        conn.execute(
+            """INSERT INTO nodes (namespace, node_id, kind, name, description, node_type)
+               VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, node_id) DO UPDATE SET
+               kind = excluded.kind, name = excluded.name,
+               description = coalesce(excluded.description, nodes.description),
+               node_type = coalesce(excluded.node_type, nodes.node_type)""",
+            (
+                namespace,
+                node.node_id,
+                node.kind.value,
+                node.name,
+                node.description,
+                node.node_type,
+            ),
+        )
+        keys = {name_key(n) for n in (node.name, *node.aliases)} - {""}
+        conn.executemany(
+            "INSERT OR IGNORE INTO node_names (namespace, key, node_id) VALUES (?, ?, ?)",
+            [(namespace, key, node.node_id) for key in sorted(keys)],
+        )
+        roles = dict(node.support_roles)
+        rowids = _chunk_rowids(conn, namespace, node.supporting_chunk_ids)
+        # A chunk first recorded as a mere mention is upgraded by a stronger link.
+        conn.executemany(
+            """INSERT INTO node_support (namespace, node_id, chunk, link, role)
+               VALUES (?, ?, ?, ?, ?) ON CONFLICT (namespace, node_id, chunk) DO UPDATE SET
+               link = CASE WHEN node_support.link = 'MENTIONS' THEN excluded.link
+                           ELSE node_support.link END,
+               role = coalesce(excluded.role, node_support.role)""",
+            [
+                (namespace, node.node_id, rowid, node.support_link, roles.get(chunk_id))
+                for chunk_id, rowid in zip(node.supporting_chunk_ids, rowids, strict=True)
+            ],
+        )
+    for rel in relations:
+        conn.execute(
+            """INSERT OR IGNORE INTO relations (namespace, source_id, target_id, relation_type)
+               VALUES (?, ?, ?, ?)""",
+            (namespace, rel.source_id, rel.target_id, rel.relation_type),
+        )
+        (rel_rowid,) = conn.execute(
+            """SELECT id FROM relations WHERE namespace = ? AND source_id = ?
+               AND relation_type = ? AND target_id = ?""",
+            (namespace, rel.source_id, rel.relation_type, rel.target_id),
+        ).fetchone()
+        conn.executemany(
+            "INSERT OR IGNORE INTO relation_support (relation, chunk) VALUES (?, ?)",
+            [
+                (rel_rowid, rowid)
+                for rowid in _chunk_rowids(conn, namespace, rel.supporting_chunk_ids)
+            ],
+        )
+
+
+def delete_document_versions(conn: sqlite3.Connection, namespace: str, document_id: str) -> int:
+    """Remove every version of a document, its chunks and the graph support they gave."""
+    rows = conn.execute(
+        "SELECT id FROM documents WHERE namespace = ? AND document_id = ?",
+        (namespace, document_id),
+    ).fetchall()
+    for (doc,) in rows:
+        _delete_chunks(conn, doc)
+        conn.execute("DELETE FROM documents WHERE id = ?", (doc,))
+    _delete_orphan_nodes(conn, namespace)
+    return len(rows)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat()
