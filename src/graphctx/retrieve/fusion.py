@@ -9,6 +9,11 @@ from graphctx.contract import RetrieverName
 from graphctx.store.records import ChunkHit
 
 RRF_K = 60
+# Each retriever's vote in fusion (see the README's design notes for how these were chosen).
+RETRIEVER_WEIGHTS: dict[RetrieverName, float] = {
+    RetrieverName.FULLTEXT: 1.0,
+    RetrieverName.VECTOR: 0.5,
+}
 
 
 @dataclass(frozen=True)
@@ -20,9 +25,12 @@ class FusedCandidate:
 
 
 def fuse_rrf(
-    ranked: Mapping[RetrieverName, Sequence[ChunkHit]], k: int = RRF_K
+    ranked: Mapping[RetrieverName, Sequence[ChunkHit]],
+    k: int = RRF_K,
+    weights: Mapping[RetrieverName, float] | None = None,
 ) -> list[FusedCandidate]:
-    """Sum of 1/(k + rank) over retrievers; ties broken by best single rank, then chunk id."""
+    """Sum of weight/(k + rank) over retrievers; ties broken by best single rank, then chunk id."""
+    vote = RETRIEVER_WEIGHTS if weights is None else weights
     fused: dict[str, float] = {}
     scores: dict[str, dict[RetrieverName, float]] = {}
     ranks: dict[str, dict[RetrieverName, int]] = {}
@@ -32,7 +40,8 @@ def fuse_rrf(
             if hit.chunk_id in seen:
                 continue
             seen.add(hit.chunk_id)
-            fused[hit.chunk_id] = fused.get(hit.chunk_id, 0.0) + 1.0 / (k + position)
+            share = vote.get(retriever, 1.0) / (k + position)
+            fused[hit.chunk_id] = fused.get(hit.chunk_id, 0.0) + share
             scores.setdefault(hit.chunk_id, {})[retriever] = hit.score
             ranks.setdefault(hit.chunk_id, {})[retriever] = position
     order = sorted(fused, key=lambda cid: (-fused[cid], min(ranks[cid].values()), cid))

@@ -622,6 +622,38 @@ class GraphLayerConformance:
         assert backward.expansions == ()
         assert [(e.chunk_id, e.path[2].via) for e in both.expansions] == [(penalty, "<-REFERENCES")]
 
+    def test_a_chunk_that_only_mentions_the_shared_node_is_scored_down_by_mention_weight(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        home = self.doc(runner, store, namespace, "home", "Kafka is our message broker", {"eng"})
+        other = self.doc(runner, store, namespace, "other", "orders go out through Kafka", {"eng"})
+        runner.run(
+            store.write_graph(
+                namespace,
+                [
+                    KnowledgeNode("e:kafka", NodeKind.ENTITY, "Kafka", (home,)),
+                    KnowledgeNode(
+                        "e:kafka", NodeKind.ENTITY, "Kafka", (other,), support_link="MENTIONS"
+                    ),
+                ],
+                [],
+            )
+        )
+        eng = frozenset({"eng"})
+        policy = ExpansionPolicy(hop_decay=0.5, mention_weight=0.25)
+        to_mention = runner.run(store.expand(namespace, {home: 1.0}, eng, policy, _deadline()))
+        to_home = runner.run(store.expand(namespace, {other: 1.0}, eng, policy, _deadline()))
+        around = runner.run(
+            store.neighbourhood(namespace, ["e:kafka"], eng, ExpansionPolicy(), _deadline())
+        )
+        assert [(e.chunk_id, e.score, e.path[-1].via) for e in to_mention.expansions] == [
+            (other, 0.125, "<-MENTIONS")
+        ]
+        assert [(e.chunk_id, e.score, e.path[1].via) for e in to_home.expansions] == [
+            (home, 0.5, "MENTIONS")
+        ]
+        assert [(e.chunk_id, e.score) for e in around.expansions] == [(home, 1.0), (other, 0.5)]
+
     def test_expansion_respects_hops_fanout_and_relation_types(
         self, runner: asyncio.Runner, store: GraphStore, namespace: str
     ) -> None:

@@ -14,12 +14,16 @@ def hits(chunk_ids: list[str]) -> list[ChunkHit]:
     return [ChunkHit(cid, 1.0 / (n + 1)) for n, cid in enumerate(chunk_ids)]
 
 
+EQUAL = {RetrieverName.FULLTEXT: 1.0, RetrieverName.VECTOR: 1.0}
+
+
 def test_a_chunk_found_by_both_retrievers_outranks_one_found_by_either() -> None:
     fused = fuse_rrf(
         {
             RetrieverName.FULLTEXT: hits(["a", "both"]),
             RetrieverName.VECTOR: hits(["b", "both"]),
-        }
+        },
+        weights=EQUAL,
     )
     assert fused[0].chunk_id == "both"
     assert fused[0].fused == 2 / (RRF_K + 2)
@@ -38,5 +42,16 @@ def test_fusion_is_deterministic_whatever_the_input_mapping_order(
 
 
 def test_equal_scores_are_ordered_by_chunk_id() -> None:
-    fused = fuse_rrf({RetrieverName.FULLTEXT: hits(["z"]), RetrieverName.VECTOR: hits(["a"])})
+    fused = fuse_rrf(
+        {RetrieverName.FULLTEXT: hits(["z"]), RetrieverName.VECTOR: hits(["a"])}, weights=EQUAL
+    )
     assert [c.chunk_id for c in fused] == ["a", "z"]
+
+
+def test_a_lighter_retriever_loses_a_tie_of_ranks() -> None:
+    fused = fuse_rrf(
+        {RetrieverName.FULLTEXT: hits(["z"]), RetrieverName.VECTOR: hits(["a"])},
+        weights={RetrieverName.FULLTEXT: 1.0, RetrieverName.VECTOR: 0.5},
+    )
+    assert [c.chunk_id for c in fused] == ["z", "a"]
+    assert fused[1].fused == 0.5 / (RRF_K + 1)
