@@ -47,10 +47,11 @@ from graphctx.retrieve.deadline import CANDIDATE_SHARE, EXPANSION_SHARE, Deadlin
 from graphctx.retrieve.entities import order_matches, query_keys
 from graphctx.retrieve.expansion import SEED_LIMIT, expand_graph
 from graphctx.retrieve.freshness import classify_freshness, meets_requirement
-from graphctx.retrieve.fusion import FusedCandidate, fuse_rrf, fuse_with_graph
+from graphctx.retrieve.fusion import RRF_K, FusedCandidate, fuse_rrf, fuse_with_graph
 from graphctx.retrieve.gate import verify_visible
 from graphctx.retrieve.question_type import QuestionClass, classify_question
 from graphctx.retrieve.routing import plan_route
+from graphctx.retrieve.text2cypher import CypherReader, Text2CypherConfig, run_text2cypher
 from graphctx.store.port import GraphStore, StageTimeout
 from graphctx.store.records import ChunkHit, DocumentSummary, EntityMatch
 
@@ -72,11 +73,14 @@ class ContextProvider:
         embedder: Embedder,
         token_counter: TokenCounter,
         grants: ScopeGrants,
+        *,
+        text2cypher: Text2CypherConfig | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.token_counter = token_counter
         self.grants = grants
+        self.text2cypher = text2cypher  # retrieval_mode=text2cypher: off unless enabled
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
 
@@ -185,7 +189,7 @@ class ContextProvider:
         if lookup_report is not None:
             build.stages.append(lookup_report)
         if request.retrieval_mode is RetrievalMode.TEXT2CYPHER:
-            return build.unanswerable(UnanswerableReason.MODE_UNSUPPORTED)
+            return await self._text2cypher(request, scopes, deadline, build)
 
         found = await gather_candidates(
             self.store,
@@ -213,6 +217,42 @@ class ContextProvider:
             return build.unanswerable(reason)
 
         ranked = await self._rank_fresh(request, scopes, fused, deadline, build)
+        if ranked is None:
+            return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
+        if not ranked:
+            return build.unanswerable(
+                UnanswerableReason.FRESHNESS_UNMET
+                if build.dropped_for_freshness
+                else UnanswerableReason.NO_EVIDENCE
+            )
+        return await self._pack_and_gate(request, scopes, ranked, deadline, build)
+
+    async def _text2cypher(
+        self,
+        request: ContextRequest,
+        scopes: frozenset[str],
+        deadline: Deadline,
+        build: ResponseBuilder,
+    ) -> ContextResponse:
+        """Guarded Text2Cypher; its Chunk ids go through fetch, freshness, packing and the gate."""
+        config = self.text2cypher
+        if config is None or not config.enabled or not isinstance(self.store, CypherReader):
+            return build.unanswerable(UnanswerableReason.MODE_UNSUPPORTED)
+        outcome = await run_text2cypher(
+            self.store, config, request.namespace, request.query, scopes, deadline, request.trace_id
+        )
+        build.stages.extend(outcome.stages)
+        if outcome.statement_sha256 is not None:
+            build.add_route_reason(
+                f"text2cypher: guarded statement sha256 {outcome.statement_sha256}"
+            )
+        if outcome.reason is not None:
+            return build.unanswerable(outcome.reason)
+        candidates = [
+            FusedCandidate(chunk_id, 1.0 / (RRF_K + rank), {}, {})
+            for rank, chunk_id in enumerate(outcome.chunk_ids, start=1)
+        ]
+        ranked = await self._rank_fresh(request, scopes, candidates, deadline, build)
         if ranked is None:
             return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
         if not ranked:

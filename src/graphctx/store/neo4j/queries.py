@@ -470,3 +470,23 @@ RETURN k.node_id AS node_id, k.kind AS kind, k.node_type AS node_type, k.name AS
        }} AS fully_visible
 ORDER BY node_id
 """
+
+# --- text2cypher (read path) ------------------------------------------------------------------
+# The guarded statement itself is generated; graphctx only prefixes it to ask the server how it
+# classifies it (query type ``r`` = read only) without running it.
+EXPLAIN_PREFIX: Final = "EXPLAIN\n"
+
+# Typed relations the caller can see at least once: the schema shown to the Text2Cypher LLM.
+VISIBLE_RELATION_TYPES: Final = f"""
+CYPHER 25
+CALL db.relationshipTypes() YIELD relationshipType
+WITH relationshipType
+WHERE NOT relationshipType IN ['HAS_CHUNK', 'FROM_CHUNK', 'NAMES']
+  AND EXISTS {{
+      MATCH (:Knowledge {{namespace: $namespace}})-[r:$(relationshipType)]->(:Knowledge)
+      WHERE {RELATION_VISIBLE}
+  }}
+RETURN relationshipType AS relation_type
+ORDER BY relation_type
+LIMIT $limit
+"""

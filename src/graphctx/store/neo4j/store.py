@@ -75,6 +75,13 @@ _MISSING_INDEX_CODES = frozenset(
     {"Neo.ClientError.Schema.IndexNotFound", "Neo.ClientError.Procedure.ProcedureCallFailed"}
 )
 _ACCESS_MODE_CODE = "Neo.ClientError.Statement.AccessMode"
+# Refusals that mean the credentials are wrong, not the statement (generated statements).
+_CREDENTIAL_CODES = (
+    "Neo.ClientError.Security.Unauthorized",
+    "Neo.ClientError.Security.AuthenticationRateLimit",
+    "Neo.ClientError.Security.CredentialsExpired",
+    "Neo.ClientError.Security.TokenExpired",
+)
 
 
 class VectorStrategy(StrEnum):
@@ -256,6 +263,66 @@ class Neo4jGraphStore:
         This is the only way to run Cypher that graphctx did not write; guard it above.
         """
         return await self._read(lambda tx: fetch(tx, query, **parameters), deadline, "query")
+
+    # --- generated statements (Text2Cypher): guard them above, see retrieve/text2cypher -----
+    async def explain_read(
+        self, query: str, parameters: Mapping[str, Any], deadline: float
+    ) -> tuple[str, tuple[str, ...]]:
+        """How the server classifies ``query`` without running it: (query type, columns).
+
+        ``EXPLAIN`` in a READ transaction. The query type is ``r`` (read only), ``rw``, ``w``
+        or ``s`` (schema). A statement the server will not plan raises
+        ``InvalidRequestError`` with code ``statement_refused``.
+        """
+
+        async def work(tx: neo4j.AsyncTransaction) -> tuple[str, tuple[str, ...]]:
+            result = await tx.run(queries.EXPLAIN_PREFIX + query, dict(parameters))
+            columns = tuple(result.keys())
+            summary = await result.consume()
+            return str(summary.query_type or ""), columns
+
+        return await self._statement(work, deadline, "explain")
+
+    async def run_statement_read(
+        self, query: str, parameters: Mapping[str, Any], deadline: float
+    ) -> list[dict[str, Any]]:
+        """``run_read`` for a generated statement: a statement the server refuses or fails
+        raises ``InvalidRequestError`` (``statement_refused`` / ``read_only_violation``)
+        rather than the operator's ``StoreUnavailableError``."""
+        return await self._statement(lambda tx: fetch(tx, query, **parameters), deadline, "query")
+
+    async def visible_relation_types(
+        self, namespace: str, scopes: frozenset[str], limit: int, deadline: float
+    ) -> list[str]:
+        """Typed relations with at least one relation visible to ``scopes`` (schema, no data)."""
+        if not scopes or limit <= 0:
+            return []
+
+        async def work(tx: neo4j.AsyncTransaction) -> list[str]:
+            rows = await fetch(
+                tx,
+                queries.VISIBLE_RELATION_TYPES,
+                namespace=namespace,
+                scopes=sorted(scopes),
+                limit=limit,
+            )
+            return [str(row["relation_type"]) for row in rows]
+
+        return await self._read(work, deadline, "relation types")
+
+    async def _statement(self, work: ReadWork[T], deadline: float, action: str) -> T:
+        try:
+            return await self._read(work, deadline, action)
+        except StoreUnavailableError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, neo4j_errors.ClientError):
+                raise
+            code = cause.code or ""
+            if code.startswith(_CREDENTIAL_CODES):
+                raise
+            raise InvalidRequestError(
+                f"{action}: the server refused the statement ({code})", code="statement_refused"
+            ) from cause
 
     # --- write path ------------------------------------------------------------------------
     async def latest_version(self, namespace: str, document_id: str) -> StoredVersion | None:
