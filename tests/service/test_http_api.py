@@ -276,6 +276,7 @@ def test_the_openapi_request_schema_is_the_contract(harness: Harness) -> None:
     )
     assert set(spec["paths"]) == {
         "/v1/context",
+        "/v1/context/messages",
         "/v1/projects/{project_id}/search",
         "/v1/projects/{project_id}/documents",
         "/v1/projects/{project_id}/documents/{document_id}",

@@ -58,7 +58,7 @@ def ask(**overrides: Any) -> dict[str, Any]:
 def test_tool_schemas_are_the_contract(harness: Harness) -> None:
     tools = run(harness, "rita", lambda c: c.list_tools()).tools
     by_name = {tool.name: tool for tool in tools}
-    assert set(by_name) == {"retrieve_context", "list_sources"}
+    assert set(by_name) == {"retrieve_context", "render_context", "list_sources"}
     assert by_name["retrieve_context"].input_schema == ContextRequest.model_json_schema()
     assert by_name["retrieve_context"].output_schema == ContextResponse.model_json_schema(
         mode="serialization"

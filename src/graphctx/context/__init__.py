@@ -32,9 +32,11 @@ from graphctx.context.generation import AnswerOutcome, ModelCall, answer_with_ci
 from graphctx.context.manifest import BlockManifest, ContextManifest, build_manifest, log_manifest
 from graphctx.context.packing import pack_to_budget
 from graphctx.context.rendering import (
+    NO_EVIDENCE_NOTE,
     PROMPT_VERSION,
     SYSTEM_INSTRUCTION,
     ChatMessage,
+    messages_for_response,
     neutralise_delimiters,
     render_context,
     render_messages,
@@ -52,6 +54,7 @@ from graphctx.context.tokens import (
 
 __all__ = [
     "DEFAULT_PACKING_POLICY",
+    "NO_EVIDENCE_NOTE",
     "PROMPT_VERSION",
     "SYSTEM_INSTRUCTION",
     "AnswerContractError",
@@ -88,6 +91,7 @@ __all__ = [
     "evidence_sort_key",
     "exact_token_counter",
     "log_manifest",
+    "messages_for_response",
     "neutralise_delimiters",
     "pack_to_budget",
     "parse_answer",

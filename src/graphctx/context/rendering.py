@@ -17,12 +17,14 @@ from typing import Literal
 
 from graphctx.context.evidence import PackedBlock, PackResult
 from graphctx.context.tokens import TokenCounter
-from graphctx.contract import Freshness
+from graphctx.contract import ContextResponse, Freshness
 
 __all__ = [
+    "NO_EVIDENCE_NOTE",
     "PROMPT_VERSION",
     "SYSTEM_INSTRUCTION",
     "ChatMessage",
+    "messages_for_response",
     "neutralise_delimiters",
     "render_block",
     "render_context",
@@ -31,6 +33,7 @@ __all__ = [
 ]
 
 PROMPT_VERSION = "graphctx-answer-v1"
+NO_EVIDENCE_NOTE = "There is no evidence for this question."
 
 SYSTEM_INSTRUCTION = """\
 You answer questions using only the sources provided in the user message.
@@ -71,11 +74,17 @@ def render_block(citation_id: str, content: str, freshness: Freshness) -> str:
     return f'<source id="{citation_id}"{marker}>\n{neutralise_delimiters(content)}\n</source>\n'
 
 
-def render_context(blocks: Sequence[PackedBlock]) -> str:
-    body = "".join(
-        render_block(block.citation_id, block.content, block.evidence.freshness) for block in blocks
-    )
+def _wrap_context(body: str) -> str:
     return f"<context>\n{body}</context>"
+
+
+def render_context(blocks: Sequence[PackedBlock]) -> str:
+    return _wrap_context(
+        "".join(
+            render_block(block.citation_id, block.content, block.evidence.freshness)
+            for block in blocks
+        )
+    )
 
 
 def _user_message(question: str, context: str) -> str:
@@ -88,6 +97,25 @@ def render_messages(question: str, pack: PackResult) -> tuple[ChatMessage, ChatM
         ChatMessage("system", SYSTEM_INSTRUCTION),
         ChatMessage("user", _user_message(question, render_context(pack.blocks))),
     )
+
+
+def messages_for_response(
+    question: str, response: ContextResponse
+) -> tuple[ChatMessage, ChatMessage]:
+    """The messages of :func:`render_messages` for exactly the items of a returned bundle.
+
+    Each item becomes the block the packer rendered for it (citation id, freshness, content);
+    its source URI, version and span stay in the bundle under the same citation id, so the
+    model never sees (or writes) a URL. A bundle without items gets an empty context followed
+    by a note that there is no evidence.
+    """
+    body = "".join(
+        render_block(item.citation_id, item.content, item.freshness) for item in response.items
+    )
+    user = _user_message(question, _wrap_context(body))
+    if not response.items:
+        user = f"{user}\n{NO_EVIDENCE_NOTE}"
+    return ChatMessage("system", SYSTEM_INSTRUCTION), ChatMessage("user", user)
 
 
 def wrapper_tokens(counter: TokenCounter) -> int:

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from graphctx.contract import (
+    ContextResponse,
     Denial,
     Freshness,
     Limits,
@@ -37,6 +38,8 @@ __all__ = [
     "IngestRequest",
     "IngestResult",
     "Problem",
+    "RenderedContext",
+    "RenderedMessage",
     "SearchRequest",
     "SearchResponse",
     "SearchResult",
@@ -115,6 +118,25 @@ class SearchResponse(BaseModel):
     denied: list[Denial]
     limits: Limits
     trace_id: str
+
+
+class RenderedMessage(BaseModel):
+    """One chat message in the OpenAI-compatible ``{"role", "content"}`` shape."""
+
+    model_config = _OUT
+
+    role: Literal["system", "user"]
+    content: str
+
+
+class RenderedContext(BaseModel):
+    """A bundle and the chat messages rendered from exactly its items: the fixed system
+    instruction, then the question and one ``<source id="Sn">`` block per item."""
+
+    model_config = _OUT
+
+    bundle: ContextResponse
+    messages: list[RenderedMessage]
 
 
 class SourceSummary(BaseModel):

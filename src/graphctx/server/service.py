@@ -16,6 +16,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
 
+from graphctx.context import messages_for_response
 from graphctx.contract import ContextRequest, ContextResponse, EvidenceItem
 from graphctx.contract.parsing import parse_request
 from graphctx.errors import AccessDeniedError, NotFoundError, StoreUnavailableError
@@ -31,6 +32,8 @@ from graphctx.server.models import (
     DocumentError,
     DocumentOutcome,
     IngestResult,
+    RenderedContext,
+    RenderedMessage,
     SearchRequest,
     SearchResponse,
     SearchResult,
@@ -96,6 +99,17 @@ class GraphctxService:
                 ) from exc
         self.metrics.observe_response(response, face)
         return response
+
+    async def render(
+        self, identity: Identity, request: ContextRequest, *, face: str = "http"
+    ) -> RenderedContext:
+        """:meth:`retrieve`, plus the chat messages rendered from exactly the bundle's items."""
+        response = await self.retrieve(identity, request, face=face)
+        messages = messages_for_response(request.query, response)
+        return RenderedContext(
+            bundle=response,
+            messages=[RenderedMessage(role=m.role, content=m.content) for m in messages],
+        )
 
     async def search(
         self, identity: Identity, project: str, form: SearchRequest, trace_id: str

@@ -18,7 +18,7 @@ from graphctx.server.http.deps import (
 )
 from graphctx.server.http.errors import problem_response
 from graphctx.server.http.openapi import json_body, problems
-from graphctx.server.models import SearchRequest, SearchResponse
+from graphctx.server.models import RenderedContext, SearchRequest, SearchResponse
 
 __all__ = ["router"]
 
@@ -26,8 +26,17 @@ router = APIRouter()
 READ_PROBLEMS = problems(400, 401, 403, 404, 413, 415, 422, 429, 503)
 
 
-def json_response(model: ContextResponse | SearchResponse) -> Response:
+def json_response(model: ContextResponse | RenderedContext | SearchResponse) -> Response:
     return Response(model.model_dump_json(), media_type="application/json")
+
+
+async def context_request_of(request: Request) -> ContextRequest:
+    """The body as a ContextRequest whose trace id is the request's (or sets the request's)."""
+    context_request = parse_body(ContextRequest, await read_json(request))
+    if "trace_id" in context_request.model_fields_set:
+        set_trace_id(request, context_request.trace_id)
+        return context_request
+    return context_request.model_copy(update={"trace_id": trace_id_of(request)})
 
 
 @router.post(
@@ -42,13 +51,27 @@ def json_response(model: ContextResponse | SearchResponse) -> Response:
 )
 async def post_context(request: Request) -> Response:
     identity = identity_of(request)
-    context_request = parse_body(ContextRequest, await read_json(request))
-    if "trace_id" in context_request.model_fields_set:
-        set_trace_id(request, context_request.trace_id)
-    else:
-        context_request = context_request.model_copy(update={"trace_id": trace_id_of(request)})
+    context_request = await context_request_of(request)
     response = await services_of(request).service.retrieve(identity, context_request)
     return json_response(response)
+
+
+@router.post(
+    "/v1/context/messages",
+    response_model=RenderedContext,
+    responses=READ_PROBLEMS,
+    openapi_extra=json_body(ContextRequest),
+    summary="Retrieve an evidence bundle and the chat messages rendered from it",
+    description="Same body, authorisation, limits and problems as `POST /v1/context`. "
+    "`messages` holds the fixed system instruction, then a user message with the question "
+    'and one `<source id="Sn">` block per bundle item (document text never enters the '
+    "system message). An unanswerable bundle renders an empty context and a no-evidence note.",
+)
+async def post_context_messages(request: Request) -> Response:
+    identity = identity_of(request)
+    context_request = await context_request_of(request)
+    rendered = await services_of(request).service.render(identity, context_request)
+    return json_response(rendered)
 
 
 @router.post(

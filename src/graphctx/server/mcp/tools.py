@@ -1,4 +1,5 @@
-"""MCP tools over the service: ``retrieve_context`` (the full contract) and ``list_sources``.
+"""MCP tools over the service: ``retrieve_context`` (the full contract), ``render_context``
+(the same, plus the chat messages rendered from the bundle) and ``list_sources``.
 
 Built on the SDK's low-level ``Server`` so the tool's input schema is exactly the
 ContextRequest JSON Schema and its output schema exactly the ContextResponse one; results
@@ -31,7 +32,7 @@ from graphctx.errors import GraphctxError, InvalidRequestError
 from graphctx.server.auth import Identity
 from graphctx.server.errors import AuthenticationError
 from graphctx.server.mcp.errors import tool_error
-from graphctx.server.models import SourceList
+from graphctx.server.models import RenderedContext, SourceList
 from graphctx.server.service import GraphctxService
 
 __all__ = ["Identify", "build_mcp_server"]
@@ -59,6 +60,18 @@ def _tools() -> list[Tool]:
             ),
             input_schema=ContextRequest.model_json_schema(),
             output_schema=ContextResponse.model_json_schema(mode="serialization"),
+            annotations=read_only,
+        ),
+        Tool(
+            name="render_context",
+            title="Render context",
+            description=(
+                "Like retrieve_context, and also return chat messages ready for a model: the "
+                "fixed system instruction, then a user message with the question and one "
+                '<source id="Sn"> block per bundle item. Returns {bundle, messages}.'
+            ),
+            input_schema=ContextRequest.model_json_schema(),
+            output_schema=RenderedContext.model_json_schema(mode="serialization"),
             annotations=read_only,
         ),
         Tool(
@@ -108,10 +121,13 @@ def build_mcp_server(service: GraphctxService, identify: Identify) -> Server[Any
 
 async def _call(
     service: GraphctxService, identity: Identity, name: str, arguments: dict[str, Any]
-) -> ContextResponse | SourceList:
+) -> ContextResponse | RenderedContext | SourceList:
     if name == "retrieve_context":
         request = parse_request(json.dumps(arguments))
         return await service.retrieve(identity, request, face="mcp")
+    if name == "render_context":
+        request = parse_request(json.dumps(arguments))
+        return await service.render(identity, request, face="mcp")
     if name == "list_sources":
         try:
             listing = ListSourcesInput.model_validate(arguments)
