@@ -29,6 +29,7 @@ from graphctx.contract.request import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS
 from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
 from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
 from graphctx.server.cli import add_server_commands, run_server_command
+from graphctx.store.neo4j import is_neo4j_location
 
 DEFAULT_STORE = "graphctx.sqlite"
 
@@ -76,7 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="measure ingest and retrieval; write JSON results")
     bench.add_argument(
-        "what", nargs="?", choices=["store", "lexical", "http", "entities"], default="store"
+        "what",
+        nargs="?",
+        choices=["store", "lexical", "http", "entities", "neo4j"],
+        default="store",
+        help="neo4j: graphctx vs neo4j-graphrag on one server (NEO4J_URI, or one it starts)",
     )
     bench.add_argument("--out", type=Path, default=Path("bench-results"))
     bench.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
@@ -142,6 +147,13 @@ def _dispatch(args: argparse.Namespace) -> int:
         data = args.data or default_data_dir()
         if args.what == "lexical":
             return run_lexical_bench(args.out, data)
+        if args.what == "neo4j":
+            from graphctx.eval.bench_neo4j import run_neo4j_bench
+
+            if is_neo4j_location(args.store):
+                os.environ.setdefault("NEO4J_URI", args.store)
+            sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+            return run_neo4j_bench(args.out, sizes, args.queries, data)
         if args.what == "entities":
             from graphctx.eval.bench_graph import run_entity_bench
 
