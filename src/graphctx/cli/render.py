@@ -35,7 +35,7 @@ def render_bundle(response: ContextResponse, *, title: str | None = None) -> str
             parts.append(f"graph={scores.graph:.3f}")
         lines.append(
             f"[{item.citation_id}] {_BADGE[item.freshness]:<7} {item.document_id}"
-            f" v{item.document_version}  {' '.join(parts)}"
+            f" @{item.document_version}  {' '.join(parts)}"
             + ("  (truncated)" if item.truncated else "")
         )
         lines.append(f"     {item.source_uri}  chars {item.span.start_char}-{item.span.end_char}")
