@@ -255,3 +255,18 @@ def test_a_retriever_that_hangs_past_its_slice_yields_a_partial_flagged_bundle(
     assert response.answerable
     assert response.limits.elapsed_ms <= 1500 + 500
     assert all(item.retrieval_scores.fulltext is None for item in response.items)
+
+
+def test_a_hash_sign_in_a_file_name_is_part_of_the_document_id(
+    provider: ContextProvider, tmp_path: Path
+) -> None:
+    root = tmp_path / "hash"
+    root.mkdir()
+    (root / "notes#1.md").write_text("Kafka retention is seven days.\n")
+    (root / "records.jsonl").write_text('{"text": "Kafka brokers run in three zones."}\n')
+    report = provider.ingest_path(root, namespace="hashes", scopes=["eng"])
+    assert report.errors == []
+    assert sorted(d.document_id for d in report.documents) == ["notes#1.md", "records.jsonl#L1"]
+    response = provider.retrieve(ask(provider, "kafka retention", ["eng"], namespace="hashes"))
+    uris = {item.document_id: item.source_uri for item in response.items}
+    assert uris["notes#1.md"].endswith("/notes%231.md")

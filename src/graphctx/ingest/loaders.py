@@ -280,7 +280,9 @@ def _record_document(
     metadata = metadata_from_mapping(fields, origin, code="record_invalid")
     if sidecar is not None:
         metadata = merge_metadata(metadata, sidecar)
-    return SourceDocument(origin, MediaType.RECORD, text, metadata)
+    return SourceDocument(
+        origin, MediaType.RECORD, text, metadata, locator=origin.rpartition("#")[2]
+    )
 
 
 def _first_present(mapping: Mapping[str, object], keys: tuple[str, ...]) -> str | None:

@@ -186,7 +186,8 @@ async def _ingest_one(
 def build_document(source: SourceDocument, root: Path, defaults: IngestDefaults) -> NewDocument:
     """Fill defaults from the path and flags; reject a document left without scopes."""
     meta = source.metadata
-    origin, _, fragment = source.origin.partition("#")
+    fragment = source.locator or ""
+    origin = source.origin[: -(len(fragment) + 1)] if fragment else source.origin
     origin_path = Path(origin)
     try:
         relative = origin_path.resolve().relative_to(root.resolve()).as_posix()

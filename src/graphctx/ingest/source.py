@@ -45,6 +45,7 @@ class SourceDocument:
     text: str
     metadata: DocumentMetadata
     language_hint: str | None = None  # e.g. "python" for code
+    locator: str | None = None  # a record's place in its file ("L3", "0"); origin ends "#<locator>"
 
 
 @dataclass(frozen=True)

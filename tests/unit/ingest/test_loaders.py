@@ -112,12 +112,14 @@ def test_json_array_gives_one_record_per_object(tmp_path: Path) -> None:
             DocumentMetadata(
                 document_id="7", title="Seven", valid_from=datetime(2024, 5, 1, tzinfo=UTC)
             ),
+            locator="0",
         ),
         SourceDocument(
             f"{path}#1",
             MediaType.RECORD,
             "eight",
             DocumentMetadata(document_id="eight", extra={"law": "근로기준법"}),
+            locator="1",
         ),
     ]
 
