@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from fake_chat import FakeChatServer
 
 from graphctx.ingest.extract import ExtractionInput, ExtractionReport
 from graphctx.ingest.extract.chat import OpenAICompatibleChat
@@ -41,45 +40,15 @@ UNKNOWN_ID = {
 }
 
 
-class RecordedChat:
-    """A local server answering /v1/chat/completions from a list of recorded replies."""
+class RecordedChat(FakeChatServer):
+    """Answers the n-th request with the n-th recorded reply (the last one from then on)."""
 
     def __init__(self, answers: list[str]) -> None:
-        self.answers = answers
-        self.requests: list[dict[str, object]] = []
-        recorded = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                recorded.requests.append(body)
-                reply = recorded.answers[min(len(recorded.requests), len(recorded.answers)) - 1]
-                payload = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": reply}}]}
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__(lambda _: answers[min(len(self.requests), len(answers)) - 1])
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> RecordedChat:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        return f"{self.base_url}/v1"
 
 
 @pytest.fixture

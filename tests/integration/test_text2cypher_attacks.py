@@ -12,18 +12,17 @@ import asyncio
 import hashlib
 import json
 import re
-import threading
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import neo4j
 import pytest
 import yaml
+from fake_chat import FakeChatServer
 
 from graphctx.context import default_token_counter
 from graphctx.contract import (
@@ -54,66 +53,27 @@ SECRET_TEXT = "Zorblax Kafka salary bands for the platform team are confidential
 OTHER_TEXT = "Zorblax Kafka runs in another tenant entirely."
 
 
-class RecordedLLM:
-    """An OpenAI-compatible chat endpoint answering from ``answers`` by the question's case
-    mark; any other path is a canary that counts requests (SSRF must never reach it)."""
+class RecordedLLM(FakeChatServer):
+    """Answers from ``answers`` by the question's case mark (HTTP 500 for ``fail`` or no
+    mark); any other path is a canary that counts requests (SSRF must never reach it)."""
 
     def __init__(self) -> None:
         self.answers: dict[str, str] = {}
-        self.requests: list[dict[str, Any]] = []
-        self.canary_hits = 0
-        recorded = self
+        super().__init__(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                if not self.path.endswith("/chat/completions"):
-                    self._canary()
-                    return
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                recorded.requests.append(body)
-                question = body["messages"][-1]["content"]
-                match = CASE_MARK.search(question)
-                if match is None or match.group(1) == "fail":
-                    self.send_error(500)
-                    return
-                content = recorded.answers[match.group(1)]
-                payload = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": content}}]}
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def do_GET(self) -> None:
-                self._canary()
-
-            def _canary(self) -> None:
-                recorded.canary_hits += 1
-                self.send_error(404)
-
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+    def _answer(self, body: dict[str, Any]) -> str | None:
+        match = CASE_MARK.search(body["messages"][-1]["content"])
+        if match is None or match.group(1) == "fail":
+            return None
+        return self.answers[match.group(1)]
 
     @property
     def canary(self) -> str:
         return f"{self.base_url}/canary"
 
-    def __enter__(self) -> RecordedLLM:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    @property
+    def canary_hits(self) -> int:
+        return self.stray_requests
 
 
 @dataclass(frozen=True)

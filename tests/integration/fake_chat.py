@@ -1,0 +1,67 @@
+"""A local OpenAI-compatible chat endpoint for tests: the only thing mocked is the hosted LLM."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ChatBody = dict[str, Any]
+
+
+class FakeChatServer:
+    """POSTs to ``*/chat/completions`` are recorded in ``requests`` and answered by
+    ``answer(body)`` (a reply, or None for HTTP 500); every other request is counted in
+    ``stray_requests`` and gets 404."""
+
+    def __init__(self, answer: Callable[[ChatBody], str | None]) -> None:
+        self.requests: list[ChatBody] = []
+        self.stray_requests = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                if not self.path.endswith("/chat/completions"):
+                    self._stray()
+                    return
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append(body)
+                reply = answer(body)
+                if reply is None:
+                    self.send_error(500)
+                    return
+                payload = json.dumps(
+                    {"choices": [{"message": {"role": "assistant", "content": reply}}]}
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_GET(self) -> None:
+                self._stray()
+
+            def _stray(self) -> None:
+                server.stray_requests += 1
+                self.send_error(404)
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> FakeChatServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
