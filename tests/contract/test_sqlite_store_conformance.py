@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from graphctx.store.sqlite.store import SqliteGraphStore
-from graphctx.testing.conformance import GraphLayerConformance, GraphStoreConformance
+from graphctx.testing.conformance import GraphStoreConformance
+from graphctx.testing.graph_conformance import GraphLayerConformance
 
 
 class TestSqliteGraphStore(GraphStoreConformance, GraphLayerConformance):

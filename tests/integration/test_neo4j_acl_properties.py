@@ -20,7 +20,7 @@ from graphctx.store.neo4j import Neo4jGraphStore, VectorStrategy
 from graphctx.store.neo4j.acl import acl_terms, scope_set_key
 from graphctx.store.records import ChunkHit, NewChunk, Vector, WriteOutcome
 from graphctx.store.sqlite.lexical import query_terms
-from graphctx.testing.conformance import make_document, unit_vector
+from graphctx.testing.fixtures import make_document, unit_vector
 
 pytestmark = pytest.mark.neo4j
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from graphctx.store.neo4j import Neo4jGraphStore
-from graphctx.testing.conformance import GraphLayerConformance, GraphStoreConformance
+from graphctx.testing.conformance import GraphStoreConformance
+from graphctx.testing.graph_conformance import GraphLayerConformance
 
 pytestmark = pytest.mark.neo4j
 

@@ -13,7 +13,7 @@ import pytest
 from graphctx.errors import InvalidRequestError, StoreUnavailableError
 from graphctx.store.neo4j import Neo4jGraphStore
 from graphctx.store.port import StageTimeout
-from graphctx.testing.conformance import make_document, paragraphs
+from graphctx.testing.fixtures import make_document, paragraphs
 
 pytestmark = pytest.mark.neo4j
 

@@ -40,7 +40,7 @@ from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.retrieve.text2cypher import Text2CypherConfig
 from graphctx.store.neo4j import Neo4jGraphStore
 from graphctx.store.records import KnowledgeNode, Relation
-from graphctx.testing.conformance import make_document, paragraphs
+from graphctx.testing.fixtures import make_document, paragraphs
 
 pytestmark = pytest.mark.neo4j
 
