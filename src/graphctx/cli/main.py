@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
 from graphctx.contract.parsing import parse_request
 from graphctx.contract.request import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS
 from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
+from graphctx.ingest.pipeline import IngestReport
 from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
 from graphctx.server.cli import add_server_commands, run_server_command
 from graphctx.store.neo4j import is_neo4j_location
@@ -176,7 +178,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                 extractor=extractor_from_args(args),
             )
             if args.json:
-                print(json.dumps(_report_json(report), indent=2, ensure_ascii=False))
+                print(json.dumps(_report_json(report), indent=2, ensure_ascii=False, default=str))
             else:
                 print(render_ingest(report))
             return 0 if not report.errors else 1
@@ -221,12 +223,10 @@ def _request(args: argparse.Namespace) -> ContextRequest:
     return parse_request(fields)
 
 
-def _report_json(report: object) -> dict[str, object]:
-    from dataclasses import asdict
-
-    data = asdict(report)  # type: ignore[call-overload]
-    data["chunks_written"] = report.chunks_written  # type: ignore[attr-defined]
-    return json.loads(json.dumps(data, default=str))  # type: ignore[no-any-return]
+def _report_json(report: IngestReport) -> dict[str, object]:
+    data = asdict(report)
+    data["chunks_written"] = report.chunks_written
+    return data
 
 
 if __name__ == "__main__":
