@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from graphctx.adapters import open_provider
+from graphctx.cli.chaos_command import add_chaos_command, run_chaos_command
 from graphctx.cli.graph_commands import (
     GRAPH_COMMANDS,
     add_extract_arguments,
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_server_commands(sub)
     add_graph_commands(sub)
+    add_chaos_command(sub)
     return parser
 
 
@@ -129,6 +131,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             raise InvalidRequestError("give --uri or set NEO4J_URI", field="uri")
         print(render_schema_report(init_schema_at(uri, os.environ)))
         return 0
+    if args.command == "chaos":
+        return run_chaos_command(args)
     if args.command in GRAPH_COMMANDS:
         return run_graph_command(args, args.store, _grants(args))
     if args.command == "schema":

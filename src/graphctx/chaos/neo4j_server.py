@@ -1,0 +1,1 @@
+"""(being written) A dedicated, restartable Neo4j server for the chaos scenarios."""
