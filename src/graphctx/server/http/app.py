@@ -27,6 +27,7 @@ from graphctx.server.mcp.transport import McpHttpEndpoint
 from graphctx.server.metrics import Metrics
 from graphctx.server.ratelimit import TokenBucketLimiter
 from graphctx.server.service import GraphctxService
+from graphctx.server.ui.routes import install_ui
 
 __all__ = ["create_app"]
 
@@ -42,6 +43,8 @@ def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
     limits = settings.limits
     service = GraphctxService(provider, limits, metrics)
     mcp_endpoint = McpHttpEndpoint(service, limits.max_body_bytes) if settings.mcp_http else None
+    authenticator = Authenticator(settings)
+    limiter = TokenBucketLimiter(limits.rate_per_second, limits.rate_burst)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -66,6 +69,7 @@ def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
     app.state.graphctx = AppServices(service=service, metrics=metrics, settings=settings)
     app.include_router(routes.router)
     app.include_router(documents.router)
+    install_ui(app, authenticator, limiter)  # /ui: the evidence explorer, same keys and limits
     if mcp_endpoint is not None:
         app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, include_in_schema=False))
     install_error_handlers(app, metrics)
@@ -79,8 +83,8 @@ def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
     )
     app.add_middleware(
         AuthMiddleware,
-        authenticator=Authenticator(settings),
-        limiter=TokenBucketLimiter(limits.rate_per_second, limits.rate_burst),
+        authenticator=authenticator,
+        limiter=limiter,
         gateway=settings.gateway,
         metrics=metrics,
     )

@@ -2,7 +2,10 @@
 
 Authentication runs before any route code and before the body is read, for every path but the
 probes, the metrics and the API docs; an unknown path needs credentials too, so routes cannot
-be enumerated anonymously.
+be enumerated anonymously. The one exception is the evidence explorer under ``/ui``: a browser
+cannot send an API key on a navigation, so those routes authenticate their own session (made
+from an API key checked by the same Authenticator) and answer unauthenticated requests with
+the login page.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from graphctx.server.logs import current_trace_id, log_event, new_trace_id
 from graphctx.server.metrics import Metrics
 from graphctx.server.models import TRACE_ID_PATTERN
 from graphctx.server.ratelimit import TokenBucketLimiter
+from graphctx.server.ui import is_ui_path
 
 __all__ = ["PUBLIC_PATHS", "AuthMiddleware", "TraceMiddleware"]
 
@@ -95,6 +99,9 @@ class AuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if is_ui_path(scope["path"]):  # session-authenticated by graphctx.server.ui.routes
             await self.app(scope, receive, send)
             return
         try:
