@@ -11,7 +11,8 @@
     │   ├── BudgetTooSmallError        the context budget leaves no room for evidence
     │   └── AnswerContractError        a model answer broke the answer schema or cited unknown ids
     └── OperatorError                  the deployment is wrong or unhealthy
-        ├── StoreUnavailableError      the store cannot be opened or reached (retryable)
+        ├── StoreUnavailableError      the store cannot be opened or reached (retryable
+        │                              unless an operator must act first)
         ├── StoreCorruptError          the store file is not a graphctx store or is damaged
         ├── EmbeddingError             the embedder failed (retryable when remote)
         └── ConfigurationError         a setting is missing or contradictory
@@ -113,8 +114,20 @@ class OperatorError(GraphctxError):
 
 
 class StoreUnavailableError(OperatorError):
+    """The store cannot be reached or used right now.
+
+    ``retryable`` (the default) means the same call may succeed later without anyone acting:
+    the store is busy, locked by another process, restarting, or the request ran out of time.
+    It is false when an operator must act first: the store's directory is missing, the file
+    cannot be opened, the disk is full or read-only.
+    """
+
     code = "store_unavailable"
     retryable = True
+
+    def __init__(self, message: str, *, retryable: bool = True, code: str | None = None):
+        super().__init__(message, code=code)
+        self.retryable = retryable
 
 
 class StoreCorruptError(OperatorError):

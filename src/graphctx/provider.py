@@ -3,11 +3,22 @@
 authorize -> route -> candidates -> fuse -> expand -> freshness -> pack -> output gate -> response.
 The core is async; ``retrieve`` / ``ingest_path`` are thin sync wrappers running on the
 provider's own event loop thread.
+
+Deadlines: every stage that touches the store gets a slice of ``timeout_ms`` and is awaited
+through :func:`~graphctx.retrieve.deadline.within`, so a store that ignores its deadline is
+abandoned, not waited for. A stage that runs out is a ``timed_out`` StageReport; the manifest
+is ``partial`` and ``deadline_stage`` names the first one. Failures: a retriever that fails is
+a ``failed`` report while another one's evidence makes the bundle; when nothing was found and
+a retriever failed, its typed error is raised (StoreUnavailableError: retryable) rather than
+answering ``no_evidence``, because the store was never really asked. Running out of time with
+nothing found is data: ``deadline_exceeded``. A failing fetch or output gate raises, since
+nothing unverified may leave.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -35,7 +46,7 @@ from graphctx.contract import (
     UnanswerableReason,
 )
 from graphctx.embed import Embedder
-from graphctx.errors import GraphctxError
+from graphctx.errors import GraphctxError, StoreUnavailableError
 from graphctx.ingest.extract.port import GraphExtractor
 from graphctx.ingest.graph_file import GraphFileReport, ingest_graph_file
 from graphctx.ingest.pipeline import IngestDefaults, IngestReport, ingest_path, ingest_sources
@@ -43,7 +54,7 @@ from graphctx.ingest.source import SourceDocument
 from graphctx.retrieve.assemble import RankedEvidence, ResponseBuilder, demote_stale
 from graphctx.retrieve.authorize import ScopeGrants, effective_scopes
 from graphctx.retrieve.candidates import gather_candidates
-from graphctx.retrieve.deadline import CANDIDATE_SHARE, EXPANSION_SHARE, Deadline
+from graphctx.retrieve.deadline import CANDIDATE_SHARE, EXPANSION_SHARE, Deadline, within
 from graphctx.retrieve.entities import order_matches, query_keys
 from graphctx.retrieve.expansion import SEED_LIMIT, expand_graph
 from graphctx.retrieve.freshness import classify_freshness, meets_requirement
@@ -59,9 +70,10 @@ T = TypeVar("T")
 log = logging.getLogger("graphctx.provider")
 
 FUSED_POOL = 40  # fused candidates whose chunks are fetched and offered to the packer
-GATE_GRACE_S = 0.25  # the output gate always runs, even when the deadline has just passed
 ENTITY_LOOKUP_SHARE = 0.1  # share of the deadline the router's entity lookup may use
 ENTITY_LOOKUP_LIMIT = 20
+_OUT_OF_TIME = "ran out of its deadline slice"
+REOPEN_INTERVAL_S = 0.5  # background open attempts while the store is unavailable at start
 
 
 class ContextProvider:
@@ -81,14 +93,48 @@ class ContextProvider:
         self.token_counter = token_counter
         self.grants = grants
         self.text2cypher = text2cypher  # retrieval_mode=text2cypher: off unless enabled
+        # A long-running service sets this: a store that is only *temporarily* unavailable at
+        # open (locked by another process, server restarting) is then opened in the
+        # background, every REOPEN_INTERVAL_S, instead of failing the start.
+        self.keep_opening_when_unavailable = False
+        self._open_failure: GraphctxError | None = None
+        self._opening: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
+    @property
+    def open_failure(self) -> GraphctxError | None:
+        """Why the store is not open yet (only while it is being opened in the background)."""
+        return self._open_failure
+
     async def aopen(self) -> None:
-        await self.store.open()
+        try:
+            await self.store.open()
+        except StoreUnavailableError as exc:
+            if not (self.keep_opening_when_unavailable and exc.retryable):
+                raise
+            log.warning("store unavailable at start, opening it in the background: %s", exc)
+            self._open_failure = exc
+            self._opening = asyncio.get_running_loop().create_task(self._keep_opening())
+
+    async def _keep_opening(self) -> None:
+        while self._open_failure is not None and self._open_failure.retryable:
+            await asyncio.sleep(REOPEN_INTERVAL_S)  # a retry period, not a synchronisation
+            try:
+                await self.store.open()
+            except GraphctxError as exc:
+                self._open_failure = exc
+            else:
+                self._open_failure = None
+                log.info("store opened")
 
     async def aclose(self) -> None:
+        if self._opening is not None:
+            self._opening.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._opening
+            self._opening = None
         await self.store.close()
 
     def open(self) -> Self:
@@ -140,9 +186,15 @@ class ContextProvider:
         source_uri_prefix: str | None = None,
         progress: bool = False,
         extractor: GraphExtractor | None = None,
+        scope_ceiling: Sequence[str] | None = None,
     ) -> IngestReport:
+        """``scopes`` apply to documents without their own; with ``scope_ceiling``, a document
+        whose own scopes (front matter, sidecar) name anything else is rejected."""
         defaults = IngestDefaults(
-            namespace=namespace, scopes=tuple(scopes), source_uri_prefix=source_uri_prefix
+            namespace=namespace,
+            scopes=tuple(scopes),
+            source_uri_prefix=source_uri_prefix,
+            permitted_scopes=None if scope_ceiling is None else frozenset(scope_ceiling),
         )
         return self._run(
             self.aingest_path(Path(path), defaults, progress=progress, extractor=extractor)
@@ -207,6 +259,10 @@ class ContextProvider:
                 request, scopes, question, entities, found.ranked, fused, deadline, build
             )
         fused = fused[:FUSED_POOL]
+        if not fused and found.failures:
+            # Nothing found *because* a retriever failed is not "no evidence": the typed
+            # error (StoreUnavailableError is retryable) tells the caller to try again.
+            raise next(iter(found.failures.values()))
         if not fused:
             timed_out = any(r.status is StageStatus.TIMED_OUT for r in found.reports)
             reason = (
@@ -238,9 +294,23 @@ class ContextProvider:
         config = self.text2cypher
         if config is None or not config.enabled or not isinstance(self.store, CypherReader):
             return build.unanswerable(UnanswerableReason.MODE_UNSUPPORTED)
-        outcome = await run_text2cypher(
-            self.store, config, request.namespace, request.query, scopes, deadline, request.trace_id
-        )
+        started = time.monotonic()
+        try:
+            outcome = await within(
+                deadline.fetch_at(),
+                run_text2cypher(
+                    self.store,
+                    config,
+                    request.namespace,
+                    request.query,
+                    scopes,
+                    deadline,
+                    request.trace_id,
+                ),
+            )
+        except StageTimeout:
+            build.stage("text2cypher", StageStatus.TIMED_OUT, started, detail=_OUT_OF_TIME)
+            return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
         build.stages.extend(outcome.stages)
         if outcome.statement_sha256 is not None:
             build.add_route_reason(
@@ -271,16 +341,20 @@ class ContextProvider:
             return [], None
         started = time.monotonic()
         status, detail, matches = StageStatus.OK, None, []
+        lookup_at = deadline.slice_at(ENTITY_LOOKUP_SHARE)
         try:
-            matches = await self.store.lookup_entities(
-                request.namespace,
-                query_keys(request.query),
-                scopes,
-                ENTITY_LOOKUP_LIMIT,
-                deadline.slice_at(ENTITY_LOOKUP_SHARE),
+            matches = await within(
+                lookup_at,
+                self.store.lookup_entities(
+                    request.namespace,
+                    query_keys(request.query),
+                    scopes,
+                    ENTITY_LOOKUP_LIMIT,
+                    lookup_at,
+                ),
             )
         except StageTimeout:
-            status, detail = StageStatus.TIMED_OUT, "ran out of its deadline slice"
+            status, detail = StageStatus.TIMED_OUT, _OUT_OF_TIME
         except GraphctxError as exc:
             status, detail = StageStatus.FAILED, exc.code
         report = StageReport(
@@ -335,12 +409,16 @@ class ContextProvider:
         build: ResponseBuilder,
     ) -> list[RankedEvidence] | None:
         started = time.monotonic()
+        fetch_at = deadline.fetch_at()
         try:
-            views = await self.store.fetch_chunks(
-                request.namespace, [c.chunk_id for c in fused], scopes, deadline.at
+            views = await within(
+                fetch_at,
+                self.store.fetch_chunks(
+                    request.namespace, [c.chunk_id for c in fused], scopes, fetch_at
+                ),
             )
         except StageTimeout:
-            build.stage("fetch", StageStatus.TIMED_OUT, started)
+            build.stage("fetch", StageStatus.TIMED_OUT, started, detail=_OUT_OF_TIME)
             return None
         by_id = {v.chunk_id: v for v in views}
         now = datetime.now(UTC)
@@ -372,15 +450,17 @@ class ContextProvider:
     ) -> ContextResponse:
         started = time.monotonic()
         packed = self._pack(ranked, request.max_tokens)
-        gate_deadline = max(deadline.at, time.monotonic() + GATE_GRACE_S)
         by_id = {r.view.chunk_id: r for r in ranked}
         chosen = [by_id[b.evidence.evidence_id].view for b in packed.blocks]
         try:
             visible, withheld = await verify_visible(
-                self.store, request.namespace, chosen, scopes, gate_deadline, request.trace_id
+                self.store, request.namespace, chosen, scopes, deadline.gate_at(), request.trace_id
             )
         except StageTimeout:
-            visible, withheld = [], len(chosen)  # fail closed
+            # Fail closed: nothing the gate could not re-check leaves, and the bundle says
+            # the deadline (not the ACL) emptied it.
+            build.stage("output_gate", StageStatus.TIMED_OUT, started, detail=_OUT_OF_TIME)
+            return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
         if withheld:
             build.denied.append(
                 Denial(

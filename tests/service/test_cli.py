@@ -114,9 +114,27 @@ def test_a_file_that_is_not_a_store_is_reported_as_corrupt(tmp_path: Path) -> No
     assert (done.returncode, done.stderr.split("]")[0]) == (3, "graphctx: error [store_corrupt")
 
 
-def test_a_store_in_a_missing_directory_is_unavailable(tmp_path: Path) -> None:
+def test_a_store_in_a_missing_directory_is_a_missing_store(tmp_path: Path) -> None:
     done = graphctx("--store", tmp_path / "nope" / "x.sqlite", "documents", "--scope", "eng")
-    assert (done.returncode, done.stderr.split("]")[0]) == (3, "graphctx: error [store_unavailable")
+    assert (done.returncode, done.stderr.split("]")[0]) == (3, "graphctx: error [store_missing")
+
+
+def test_a_scope_ceiling_rejects_documents_naming_other_scopes(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "own.md").write_text("---\nscopes: [hr]\n---\nSalary bands.\n", "utf-8")
+    (docs / "plain.md").write_text("Deploy with the release train.\n", "utf-8")
+    store = tmp_path / "s.sqlite"
+    done = graphctx(
+        "--store", store, "ingest", docs, "--scope", "eng", "--scope-ceiling", "eng", "--json"
+    )
+    report = json.loads(done.stdout)
+    assert done.returncode == 1
+    assert [(e["origin"].endswith("own.md"), e["code"]) for e in report["errors"]] == [
+        (True, "scope_not_granted")
+    ]
+    listed = graphctx("--store", store, "documents", "--scope", "eng", "--scope", "hr")
+    assert [line.split("\t")[0] for line in listed.stdout.splitlines()] == ["plain.md"]
 
 
 def test_schema_prints_both_json_schemas() -> None:

@@ -123,7 +123,12 @@ class ManifestBlock(BaseModel):
 
 
 class Manifest(BaseModel):
-    """How the bundle was produced: route, stages, counters, models, packed blocks."""
+    """How the bundle was produced: route, stages, counters, models, packed blocks.
+
+    ``partial`` is true when a stage timed out or failed, so the bundle may lack evidence
+    that stage would have contributed. ``deadline_stage`` names the first stage that ran out
+    of its share of ``timeout_ms`` (a ``timed_out`` entry of ``stages``); null when none did.
+    """
 
     model_config = _FROZEN
 
@@ -132,12 +137,25 @@ class Manifest(BaseModel):
     route: RouteDecision
     stages: list[StageReport]
     partial: bool
+    deadline_stage: str | None = None
     token_counter: str
     embedder: str
     effective_scope_count: Annotated[int, Field(ge=0)]
     dropped_for_freshness: Annotated[int, Field(ge=0)] = 0
     packing_drops: dict[str, int] = Field(default_factory=dict)  # reason -> count
     blocks: list[ManifestBlock] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _deadline_stage_timed_out(self) -> Self:
+        incomplete = {StageStatus.TIMED_OUT, StageStatus.FAILED}
+        if any(s.status in incomplete for s in self.stages) and not self.partial:
+            raise ValueError("a manifest with a timed-out or failed stage is partial")
+        if self.deadline_stage is None:
+            return self
+        timed_out = [s.stage for s in self.stages if s.status is StageStatus.TIMED_OUT]
+        if self.deadline_stage not in timed_out:
+            raise ValueError("deadline_stage must name a timed_out stage")
+        return self
 
 
 class ContextResponse(BaseModel):

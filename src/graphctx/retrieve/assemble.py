@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from graphctx.provider import ContextProvider
 
 STALE_RANK_PENALTY = 4  # places a stale item moves down the fused ranking
+# A skipped stage (nothing to expand) lost nothing; a timed-out or failed one may have.
+_INCOMPLETE = frozenset({StageStatus.TIMED_OUT, StageStatus.FAILED})
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,19 @@ class ResponseBuilder:
     def add_route_reason(self, reason: str) -> None:
         self.route = self.route.model_copy(update={"reasons": [*self.route.reasons, reason]})
 
-    def stage(self, name: str, status: StageStatus, started: float, count: int = 0) -> None:
+    def stage(
+        self,
+        name: str,
+        status: StageStatus,
+        started: float,
+        count: int = 0,
+        detail: str | None = None,
+    ) -> None:
         elapsed = int((time.monotonic() - started) * 1000)
         self.stages.append(
-            StageReport(stage=name, status=status, elapsed_ms=elapsed, candidates=count)
+            StageReport(
+                stage=name, status=status, elapsed_ms=elapsed, candidates=count, detail=detail
+            )
         )
 
     def _manifest(self) -> Manifest:
@@ -104,7 +115,10 @@ class ResponseBuilder:
             prompt_version=PROMPT_VERSION,
             route=self.route,
             stages=self.stages,
-            partial=any(s.status is not StageStatus.OK for s in self.stages),
+            partial=any(s.status in _INCOMPLETE for s in self.stages),
+            deadline_stage=next(
+                (s.stage for s in self.stages if s.status is StageStatus.TIMED_OUT), None
+            ),
             token_counter=self.provider.token_counter.name,
             embedder=self.provider.embedder.name,
             effective_scope_count=len(self.scopes),

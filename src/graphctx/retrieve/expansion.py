@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Final
+from typing import Any, Final
 
 from graphctx.contract import RetrievalMode, RetrieverName, StageReport, StageStatus
 from graphctx.errors import GraphctxError
+from graphctx.retrieve.deadline import within
 from graphctx.retrieve.fusion import FusedCandidate
 from graphctx.retrieve.question_type import QuestionClass, QuestionType
 from graphctx.store.port import GraphStore, StageTimeout
@@ -105,6 +106,20 @@ def anchors_from(
     return anchors
 
 
+async def _both(
+    first: Coroutine[Any, Any, ExpansionResult], second: Coroutine[Any, Any, ExpansionResult]
+) -> tuple[ExpansionResult, ExpansionResult]:
+    """Both walks; when one fails (or the stage is cancelled) the other is cancelled too,
+    so no walk outlives its stage."""
+    tasks = (asyncio.ensure_future(first), asyncio.ensure_future(second))
+    try:
+        one, two = await asyncio.gather(*tasks)
+        return one, two
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
 async def expand_graph(
     store: GraphStore,
     namespace: str,
@@ -159,12 +174,10 @@ async def expand_graph(
     if not anchors and not seeds:
         return GraphExpansion([], {}, 0, report(StageStatus.SKIPPED, detail="nothing to expand"))
     try:
-        walked = await asyncio.wait_for(
-            asyncio.gather(from_anchors(), from_seeds()),
-            timeout=max(0.0, deadline_at - time.monotonic()),
-        )
-    except (TimeoutError, StageTimeout):
-        return GraphExpansion([], {}, 0, report(StageStatus.TIMED_OUT, detail="deadline slice"))
+        walked = await within(deadline_at, _both(from_anchors(), from_seeds()))
+    except StageTimeout:
+        detail = "ran out of its deadline slice"
+        return GraphExpansion([], {}, 0, report(StageStatus.TIMED_OUT, detail=detail))
     except GraphctxError as exc:
         return GraphExpansion([], {}, 0, report(StageStatus.FAILED, detail=exc.code))
     best: dict[str, Expansion] = {}

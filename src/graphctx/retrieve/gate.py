@@ -1,10 +1,15 @@
-"""The output ACL gate: the last check before evidence leaves the store boundary."""
+"""The output ACL gate: the last check before evidence leaves the store boundary.
+
+It fails closed: past its deadline it raises StageTimeout (the caller returns no items), and a
+store error propagates (nothing unverified is returned).
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
 
+from graphctx.retrieve.deadline import within
 from graphctx.store.port import GraphStore
 from graphctx.store.records import ChunkView
 
@@ -22,8 +27,9 @@ async def verify_visible(
     """Re-read every chunk with the effective scopes; drop (fail closed) what does not match."""
     if not views:
         return [], 0
-    rechecked = await store.fetch_chunks(
-        namespace, [v.chunk_id for v in views], scopes, deadline_at
+    rechecked = await within(
+        deadline_at,
+        store.fetch_chunks(namespace, [v.chunk_id for v in views], scopes, deadline_at),
     )
     confirmed = {v.chunk_id: v for v in rechecked if v.scopes & scopes}
     kept = [

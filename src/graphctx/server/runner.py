@@ -37,10 +37,17 @@ def serve_in_thread(app: ASGIApp, host: str = "127.0.0.1") -> Iterator[str]:
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
     server = _Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+
+    def run() -> None:
+        try:
+            server.run(sockets=[sock])
+        finally:
+            server.ready.set()  # a start-up that fails must not leave the caller waiting
+
+    thread = threading.Thread(target=run, daemon=True)
     thread.start()
     try:
-        if not server.ready.wait(STARTUP_TIMEOUT_S) or server.should_exit:
+        if not server.ready.wait(STARTUP_TIMEOUT_S) or server.should_exit or not thread.is_alive():
             raise RuntimeError("the server did not start")
         yield f"http://{host}:{port}"
     finally:

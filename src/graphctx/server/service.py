@@ -43,7 +43,9 @@ from graphctx.server.models import (
 
 __all__ = ["GraphctxService", "with_document_defaults"]
 
-DEADLINE_GRACE_S = 5.0  # the provider honours timeout_ms itself; this only catches a hang
+# The provider bounds every stage by timeout_ms itself (measured overrun: tens of ms); this
+# only catches a pipeline bug, so the caller never waits unbounded.
+DEADLINE_GRACE_S = 5.0  # docs/security.md quotes it
 
 
 class GraphctxService:
@@ -51,6 +53,9 @@ class GraphctxService:
         self.provider = provider
         self.limits = limits
         self.metrics = metrics
+        # A service outlives a store that is briefly unavailable at start (locked by another
+        # process, a server still starting): it starts not-ready and opens the store itself.
+        provider.keep_opening_when_unavailable = True
         # Retrieval is partly CPU-bound on the event loop thread: admitting every request at
         # once would make all of them miss their deadlines together. Waiting here does not
         # count against timeout_ms (the provider's clock starts when a slot is free).
@@ -69,6 +74,23 @@ class GraphctxService:
             raise AccessDeniedError("this key may not write to the project", code="write_denied")
         return grant
 
+    # --- store health ---------------------------------------------------------------------------
+    async def check_ready(self) -> None:
+        """Raise the store's typed error unless it is open and answers a read now."""
+        self._check_store_open()
+        await self.provider.store.ping()
+
+    def _check_store_open(self) -> None:
+        """While the store is still being opened, every request gets the reason, typed."""
+        failure = self.provider.open_failure
+        if failure is None:
+            return
+        if isinstance(failure, StoreUnavailableError):
+            raise StoreUnavailableError(
+                failure.message, retryable=failure.retryable, code=failure.code
+            )
+        raise type(failure)(failure.message, code=failure.code)
+
     # --- reads --------------------------------------------------------------------------------
     async def retrieve(
         self, identity: Identity, request: ContextRequest, *, face: str = "http"
@@ -79,6 +101,7 @@ class GraphctxService:
                 "principal_id must be the authenticated principal", code="principal_mismatch"
             )
         self._check_caps(request)
+        self._check_store_open()
         scopes = sorted(grant.scopes.intersection(request.allowed_scopes))
         if not scopes:
             raise AccessDeniedError(
@@ -147,6 +170,7 @@ class GraphctxService:
 
     async def list_sources(self, identity: Identity, project: str) -> SourceList:
         grant = self.readable(identity, project)
+        self._check_store_open()
         summaries = await self.provider.store.list_documents(project, grant.scopes)
         return SourceList(
             project_id=project,
@@ -173,6 +197,7 @@ class GraphctxService:
         rejected: Sequence[DocumentError] = (),
     ) -> IngestResult:
         grant = self.writable(identity, project)
+        self._check_store_open()
         if len(sources) + len(rejected) > self.limits.max_documents:
             raise LimitExceededError(
                 f"at most {self.limits.max_documents} documents per request", field="documents"
@@ -185,7 +210,9 @@ class GraphctxService:
                 accepted.append(source)
             else:
                 errors.append(problem)
-        defaults = IngestDefaults(namespace=project, scopes=tuple(default_scopes))
+        defaults = IngestDefaults(
+            namespace=project, scopes=tuple(default_scopes), permitted_scopes=grant.scopes
+        )
         with bind_identity(identity):
             report = await self.provider.aingest_sources(accepted, defaults)
         errors.extend(
@@ -209,6 +236,7 @@ class GraphctxService:
 
     async def delete(self, identity: Identity, project: str, document_id: str) -> int:
         grant = self.writable(identity, project)
+        self._check_store_open()
         latest = await self.provider.store.latest_version(project, document_id)
         if latest is None or not latest.scopes & grant.scopes:
             raise NotFoundError("no such document", code="not_found")

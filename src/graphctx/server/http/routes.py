@@ -100,12 +100,16 @@ async def healthz() -> dict[str, str]:
 @router.get(
     "/readyz",
     summary="Readiness: the store answers",
-    responses=problems(503),
+    description="200 when the store is open and answers a small read within a few seconds; "
+    "otherwise the store's problem: 503 with `retryable` true while it is locked or still "
+    "being opened (the service keeps trying by itself), 500 when an operator must act "
+    "(a damaged or foreign file).",
+    responses=problems(500, 503),
 )
 async def readyz(request: Request) -> Response:
     services = services_of(request)
     try:
-        await services.service.provider.store.ping()
+        await services.service.check_ready()
     except GraphctxError as exc:
         return problem_response(exc, services.metrics)
     except Exception as exc:
