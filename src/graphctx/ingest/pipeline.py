@@ -33,6 +33,7 @@ from graphctx.store.records import (
     WriteOutcome,
 )
 
+GRAPH_CHECK_TIMEOUT_S = 30.0  # reading whether an unchanged document has its graph
 _SCOPE = re.compile(NAME_PATTERN)
 _NAMESPACE = re.compile(NAMESPACE_PATTERN)
 
@@ -44,6 +45,9 @@ class IngestDefaults:
     namespace: str = "default"
     scopes: tuple[str, ...] = ()
     source_uri_prefix: str | None = None  # default: the file's absolute file:// URI
+    # The most a document's own scopes (front matter, sidecar) may name; None: no limit.
+    # The service always sets the key's grant; CLI and library callers opt in.
+    permitted_scopes: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,9 @@ async def ingest_sources(
 
     With an ``extractor``, the documents written (added or new versions) then go through
     graph extraction, written in one more transaction; unchanged documents keep their graph.
+    An unchanged document whose latest version has no graph at all joins the extraction: an
+    earlier run wrote it and stopped (killed, failed) before its graph transaction committed.
+    So a re-run extracts exactly the batch an uninterrupted run would have, and converges.
     """
     _validate_defaults(defaults)
     report = IngestReport(namespace=defaults.namespace)
@@ -132,12 +139,31 @@ async def ingest_sources(
             report.errors.append(FileError(source.origin, exc.code, exc.message))
             continue
         report.documents.append(outcome)
-        if outcome.outcome in (WriteOutcome.ADDED, WriteOutcome.NEW_VERSION):
+        if outcome.outcome in (WriteOutcome.ADDED, WriteOutcome.NEW_VERSION) or (
+            extractor is not None
+            and await _graph_missing(store, defaults.namespace, outcome.document_id)
+        ):
             written.append((source, outcome.document_id))
     if extractor is not None and written:
         report.graph = await extract_written(store, extractor, defaults.namespace, written, root)
     report.elapsed_s = time.monotonic() - started
     return report
+
+
+async def _graph_missing(store: GraphStore, namespace: str, document_id: str) -> bool:
+    """True when no knowledge node is supported by any chunk of the latest version.
+
+    The offline extractor gives every document its document node, so then only a document
+    whose extraction never committed has none. A document in which an extractor finds
+    nothing (a concept extractor may) is extracted again on the next run: repeated work,
+    never a wrong graph, since graph writes are upserts."""
+    latest = await store.latest_version(namespace, document_id)
+    chunks = await store.document_chunks(namespace, document_id)
+    if latest is None or not chunks:
+        return False
+    deadline = time.monotonic() + GRAPH_CHECK_TIMEOUT_S
+    ids = [chunk.chunk_id for chunk in chunks]
+    return not await store.nodes_for_chunks(namespace, ids, latest.scopes, deadline)
 
 
 def _validate_defaults(defaults: IngestDefaults) -> None:
@@ -167,12 +193,7 @@ async def _ingest_one(
         return DocumentOutcome(
             source.origin, document.document_id, WriteOutcome.UNCHANGED, latest.version, 0
         )
-    spans = chunk_document(source)
-    vectors = await asyncio.to_thread(embedder.embed_documents, [s.text for s in spans])
-    chunks = [
-        NewChunk(s.ordinal, s.start_char, s.end_char, s.text, vectors[i], s.heading_path)
-        for i, s in enumerate(spans)
-    ]
+    chunks = await asyncio.to_thread(embed_chunks, source, embedder)
     written = await store.write_document(document, chunks, embedder.name)
     return DocumentOutcome(
         source.origin,
@@ -181,6 +202,17 @@ async def _ingest_one(
         written.version,
         written.chunks_written,
     )
+
+
+def embed_chunks(source: SourceDocument, embedder: Embedder) -> list[NewChunk]:
+    """Chunk a document with exact spans and embed every chunk: everything its version
+    writes besides the document row, computed before the write transaction opens."""
+    spans = chunk_document(source)
+    vectors = embedder.embed_documents([s.text for s in spans])
+    return [
+        NewChunk(s.ordinal, s.start_char, s.end_char, s.text, vectors[i], s.heading_path)
+        for i, s in enumerate(spans)
+    ]
 
 
 def build_document(source: SourceDocument, root: Path, defaults: IngestDefaults) -> NewDocument:
@@ -195,6 +227,14 @@ def build_document(source: SourceDocument, root: Path, defaults: IngestDefaults)
         relative = origin_path.name
     document_id = meta.document_id or (f"{relative}#{fragment}" if fragment else relative)
     scopes = frozenset(meta.scopes) or frozenset(defaults.scopes)
+    ceiling = defaults.permitted_scopes
+    if ceiling is not None and not scopes <= ceiling:
+        raise InvalidDocumentError(
+            f"{source.origin} names scopes {sorted(scopes - ceiling)} beyond the ones this ingest"
+            f" may write ({sorted(ceiling)})",
+            path=source.origin,
+            code="scope_not_granted",
+        )
     if not scopes:
         raise InvalidDocumentError(
             f"{source.origin} has no scopes: set them in front matter, a sidecar or --scope",

@@ -164,6 +164,7 @@ def initialise(conn: sqlite3.Connection, path: Path) -> None:
             (str(SCHEMA_VERSION),),
         )
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0')")
+        conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('layout', '0')")
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
         if conn.in_transaction:

@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from graphctx.contract import NodeKind
-from graphctx.errors import ConfigurationError, StoreUnavailableError
+from graphctx.errors import (
+    ConfigurationError,
+    OperatorError,
+    StoreCorruptError,
+    StoreUnavailableError,
+)
 from graphctx.store.port import StageTimeout
 from graphctx.store.records import (
     ChunkHit,
@@ -43,6 +48,7 @@ from graphctx.store.sqlite.lexical import (
     prune_common_terms,
     query_terms,
 )
+from graphctx.store.sqlite.snapshot import one_snapshot
 from graphctx.store.sqlite.vectors import VectorCache, top_k_visible
 from graphctx.store.sqlite.writes import (
     delete_document_versions,
@@ -53,6 +59,19 @@ from graphctx.store.sqlite.writes import (
 
 T = TypeVar("T")
 PROGRESS_STEPS = 2_000  # SQLite VM steps between deadline checks
+PING_TIMEOUT_S = 2.0  # readiness: a store that cannot answer one small read by then is not ready
+
+# SQLite primary result codes (``exc.sqlite_errorcode & 0xFF``) by what the caller should do.
+_TRANSIENT = frozenset(
+    {
+        sqlite3.SQLITE_BUSY,  # another connection or process holds the lock
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_PROTOCOL,  # WAL lock race; SQLite itself says retry
+        sqlite3.SQLITE_IOERR,  # a failed read or write of the file; may pass
+        sqlite3.SQLITE_NOMEM,
+    }
+)
+_DAMAGED = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 
 _VIEW_COLUMNS = """
     c.chunk_id, d.document_id, d.version, d.source_uri, d.title, c.text, c.start_char,
@@ -95,11 +114,21 @@ class SqliteGraphStore:
     def _open_sync(self) -> None:
         if self._opened:
             return
-        if not self.path.parent.exists():
-            raise StoreUnavailableError(f"directory {self.path.parent} does not exist")
-        writer = schema.connect(self.path, read_only=False)
+        if not self.path.parent.is_dir():
+            raise StoreUnavailableError(
+                f"directory {self.path.parent} does not exist",
+                retryable=False,
+                code="store_missing",
+            )
+        try:
+            writer = schema.connect(self.path, read_only=False)
+        except (StoreUnavailableError, StoreCorruptError) as exc:
+            raise _reclassified(exc) from exc.__cause__
         try:
             schema.initialise(writer, self.path)
+        except (StoreUnavailableError, StoreCorruptError) as exc:
+            writer.close()
+            raise _reclassified(exc) from exc.__cause__
         except Exception:
             writer.close()
             raise
@@ -119,7 +148,20 @@ class SqliteGraphStore:
         self._opened = False
 
     async def ping(self) -> None:
-        await self._read(lambda conn: conn.execute("SELECT 1").fetchone(), None)
+        """Read the schema version: touches the file, so a lock, a damaged or replaced file
+        shows here (``SELECT 1`` would not read the database at all)."""
+        deadline = time.monotonic() + PING_TIMEOUT_S
+        try:
+            await self._read(
+                lambda conn: conn.execute(
+                    "SELECT value FROM meta WHERE key = 'schema_version'"
+                ).fetchone(),
+                deadline,
+            )
+        except StageTimeout as exc:
+            raise StoreUnavailableError(
+                f"store did not answer a read within {PING_TIMEOUT_S:g} s"
+            ) from exc
 
     # --- connections -----------------------------------------------------------------------
     def _reader(self) -> sqlite3.Connection:
@@ -134,24 +176,36 @@ class SqliteGraphStore:
         return conn
 
     async def _read(self, work: Callable[[sqlite3.Connection], T], deadline: float | None) -> T:
+        """Run ``work`` on this thread's reader; with a deadline, the query is interrupted
+        there (progress handler), lock waits end there (busy timeout), and the caller stops
+        waiting there even when the thread is stuck where SQLite cannot see the clock."""
+
         def run() -> T:
+            if deadline is not None and time.monotonic() > deadline:
+                raise StageTimeout("deadline passed before the query started")
             conn = self._reader()
+            busy_ms = schema.BUSY_TIMEOUT_MS
             if deadline is not None:
+                busy_ms = max(1, min(busy_ms, int((deadline - time.monotonic()) * 1000)))
                 conn.set_progress_handler(lambda: int(time.monotonic() > deadline), PROGRESS_STEPS)
             try:
-                if deadline is not None and time.monotonic() > deadline:
-                    raise StageTimeout("deadline passed before the query started")
-                return work(conn)
-            except sqlite3.OperationalError as exc:
-                if "interrupted" in str(exc):
+                conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+                with one_snapshot(conn):
+                    return work(conn)
+            except sqlite3.Error as exc:
+                if _error_code(exc) == sqlite3.SQLITE_INTERRUPT:
                     raise StageTimeout("store query interrupted at the deadline") from exc
-                raise StoreUnavailableError(f"store read failed: {exc}") from exc
-            except sqlite3.DatabaseError as exc:
-                raise StoreUnavailableError(f"store read failed: {exc}") from exc
+                raise store_error(exc, "read") from exc
             finally:
                 conn.set_progress_handler(None, 0)
 
-        return await asyncio.to_thread(run)
+        if deadline is None:
+            return await asyncio.to_thread(run)
+        try:
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                return await asyncio.to_thread(run)
+        except TimeoutError as exc:
+            raise StageTimeout("store read abandoned at the deadline") from exc
 
     async def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         def run() -> T:
@@ -169,7 +223,7 @@ class SqliteGraphStore:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     if isinstance(exc, sqlite3.Error):
-                        raise StoreUnavailableError(f"store write failed: {exc}") from exc
+                        raise store_error(exc, "write") from exc
                     raise
 
         return await asyncio.to_thread(run)
@@ -394,6 +448,40 @@ class SqliteGraphStore:
             return [_view(row, scope_map[row[9]]) for row in rows]
 
         return await self._read(work, None)
+
+
+# --- error mapping -----------------------------------------------------------------------
+def _error_code(exc: sqlite3.Error) -> int:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else sqlite3.SQLITE_ERROR
+
+
+def store_error(exc: sqlite3.Error, action: str) -> OperatorError:
+    """The typed error for an SQLite failure, by result code (never by message text).
+
+    Busy/locked and I/O errors are retryable StoreUnavailableError; a file that is not a
+    database or is malformed is StoreCorruptError (retrying cannot help); anything else
+    (cannot open, read-only, disk full, an unexpected SQL error) needs an operator:
+    StoreUnavailableError with ``retryable`` false.
+    """
+    code = _error_code(exc)
+    message = f"store {action} failed: {exc}"
+    if code in _DAMAGED:
+        return StoreCorruptError(message)
+    return StoreUnavailableError(message, retryable=code in _TRANSIENT)
+
+
+def _reclassified(exc: StoreUnavailableError | StoreCorruptError) -> OperatorError:
+    """Open-time errors from :mod:`schema` again, classified by result code.
+
+    ``schema`` maps every OperationalError to unavailable and every other DatabaseError to
+    corrupt, so a locked file ("database is locked" is a DatabaseError there) could read as
+    corrupt; the code on the original SQLite error decides instead.
+    """
+    cause = exc.__cause__
+    if not isinstance(cause, sqlite3.Error):
+        return exc
+    return store_error(cause, "open")
 
 
 # --- helpers running inside a connection --------------------------------------------------

@@ -80,6 +80,7 @@ def write_document_version(
         if previous.scopes == document.scopes:
             return WriteResult(WriteOutcome.UNCHANGED, document.document_id, previous.version, 0)
         _replace_scopes_of_all_versions(conn, document)
+        _count_layout_change(conn)
         return WriteResult(WriteOutcome.SCOPES_UPDATED, document.document_id, previous.version, 0)
     version = _version_label(document, previous)
     seq = 1 if previous is None else previous.version_seq + 1
@@ -91,6 +92,8 @@ def write_document_version(
             (doc_rowid, document.namespace, document.document_id, doc_rowid),
         )
         _replace_scopes_of_all_versions(conn, document)
+        if previous.scopes != document.scopes:
+            _count_layout_change(conn)
     else:
         conn.executemany(
             "INSERT INTO document_scopes (scope, doc) VALUES (?, ?)",
@@ -156,6 +159,12 @@ def _insert_chunk(
     )
     terms = index_terms(" ".join([*chunk.heading_path, d.title or "", chunk.text]))
     conn.execute("INSERT INTO chunk_fts (rowid, terms) VALUES (?, ?)", (cursor.lastrowid, terms))
+
+
+def _count_layout_change(conn: sqlite3.Connection) -> None:
+    """Chunks were deleted or re-scoped: readers' vector caches, which only append rows
+    while this count holds, must reload (see :mod:`graphctx.store.sqlite.vectors`)."""
+    conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'layout'")
 
 
 def _replace_scopes_of_all_versions(conn: sqlite3.Connection, d: NewDocument) -> None:
@@ -282,6 +291,8 @@ def delete_document_versions(conn: sqlite3.Connection, namespace: str, document_
     for (doc,) in rows:
         _delete_chunks(conn, doc)
         conn.execute("DELETE FROM documents WHERE id = ?", (doc,))
+    if rows:
+        _count_layout_change(conn)
     _delete_orphan_nodes(conn, namespace)
     return len(rows)
 
