@@ -66,3 +66,35 @@ def neo4j_store(neo4j_runner: asyncio.Runner, neo4j_server: Any) -> Iterator[Neo
     neo4j_runner.run(store.open())
     yield store
     neo4j_runner.run(store.close())
+
+
+@pytest.fixture(scope="module")
+def restartable_neo4j() -> Iterator[Any]:
+    """A dedicated server this module may stop and start (``neo4j_server`` is never stopped).
+
+    ``.uri`` (bolt), ``.routing_uri`` (neo4j), ``.auth``, ``.database``, ``.stop(kill=...)``,
+    ``.start()`` (same port and data; returns once a query succeeds), ``.driver()``.
+    """
+    from graphctx.chaos.neo4j_server import neo4j_server_factory
+    from graphctx.errors import ConfigurationError
+
+    try:
+        manager = neo4j_server_factory()()
+        server = manager.__enter__()
+    except ConfigurationError as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Neo4j is required under CI=true: {exc.message}")
+        pytest.skip(f"Neo4j fault tests skipped: {exc.message}")
+    try:
+        yield server
+    finally:
+        manager.__exit__(None, None, None)
+
+
+@pytest.fixture
+def neo4j_proxy(neo4j_server: Any) -> Iterator[Any]:
+    """A fault-injecting TCP proxy in front of the shared server (connect with bolt://)."""
+    from graphctx.chaos.tcp_proxy import TcpProxy
+
+    with TcpProxy("127.0.0.1", int(neo4j_server.bolt_port)) as proxy:
+        yield proxy

@@ -55,6 +55,7 @@ __all__ = [
     "Neo4jServer",
     "Neo4jUnavailable",
     "find_java",
+    "launch_jvm",
     "neo4j_version",
     "resolve_jars",
     "running_neo4j",
@@ -69,6 +70,7 @@ MAIN_CLASS = "org.neo4j.server.Neo4jCommunity"
 ADMIN_CLASS = "org.neo4j.cli.AdminTool"
 USER = "neo4j"
 DATABASE = "neo4j"
+CONSOLE_LOG = "neo4j-console.log"  # the JVM's stdout and stderr, rewritten per launch
 
 _STARTED_RE = re.compile(r"\bINFO\s+Started\.\s*$", re.MULTILINE)
 _PORT_IN_USE_RE = re.compile(r"Address already in use|BindException", re.IGNORECASE)
@@ -316,7 +318,7 @@ def _tail_file(path: Path, lines: int) -> str:
 
 
 def _log_tail(home: Path) -> str:
-    parts = [f"[{home / 'neo4j-console.log'}]", _tail_file(home / "neo4j-console.log", 40)]
+    parts = [f"[{home / CONSOLE_LOG}]", _tail_file(home / CONSOLE_LOG, 40)]
     debug = home / "logs" / "debug.log"
     if debug.is_file():
         parts += [f"[{debug}]", _tail_file(debug, 15)]
@@ -439,6 +441,59 @@ def _stop(process: subprocess.Popen[bytes], timeout_s: float) -> None:
         process.wait(timeout=30)
 
 
+def launch_jvm(
+    java: JavaRuntime,
+    lib: Path,
+    home: Path,
+    port: int,
+    *,
+    heap: str,
+    deadline: float,
+) -> subprocess.Popen[bytes]:
+    """Start the server JVM on an already configured ``home`` and wait until it serves.
+
+    Ready means: the Bolt port accepts connections and this launch's console log says
+    ``Started.`` (the console log is rewritten on every launch, so a restart on the same home
+    is never mistaken for ready because of an earlier run's line). ``deadline`` is a
+    ``time.monotonic()`` instant; on any failure the JVM is stopped before raising.
+    """
+    conf = home / "conf"
+    cmd = [
+        str(java.executable), *_jvm_flags(java, home, heap), "-cp", f"{lib}/*", MAIN_CLASS,
+        f"--home-dir={home}", f"--config-dir={conf}", "--console-mode",
+    ]  # fmt: skip
+    log_file = home / CONSOLE_LOG
+    env = dict(os.environ, NEO4J_HOME=str(home), NEO4J_CONF=str(conf))
+    with log_file.open("wb") as log:
+        process = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=home,
+            preexec_fn=_child_setup,  # see _child_setup (PDEATHSIG)
+        )
+    try:
+        while True:
+            if process.poll() is not None:
+                raise Neo4jUnavailable(
+                    "exited", f"java exited with code {process.returncode}", _log_tail(home)
+                )
+            if _port_open(port) and _STARTED_RE.search(_tail_file(log_file, 50)):
+                return process
+            if time.monotonic() > deadline:
+                raise Neo4jUnavailable(
+                    "startup-timeout",
+                    f"not started in time (bolt port {port})",
+                    _log_tail(home),
+                )
+            time.sleep(0.1)
+    except BaseException:
+        _stop(process, 15)
+        raise
+
+
 def _start_once(
     java: JavaRuntime,
     lib: Path,
@@ -455,43 +510,7 @@ def _start_once(
     conf = _write_config(home, port, pagecache)
     password = secrets.token_urlsafe(18)
     _set_initial_password(java, lib, home, conf, password, timeout_s=startup_timeout_s)
-    cmd = [
-        str(java.executable), *_jvm_flags(java, home, heap), "-cp", f"{lib}/*", MAIN_CLASS,
-        f"--home-dir={home}", f"--config-dir={conf}", "--console-mode",
-    ]  # fmt: skip
-    log_file = home / "neo4j-console.log"
-    env = dict(os.environ, NEO4J_HOME=str(home), NEO4J_CONF=str(conf))
-    with log_file.open("wb") as log:
-        process = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=home,
-            preexec_fn=_child_setup,  # see _child_setup (PDEATHSIG)
-        )
-    user_log = home / "logs" / "neo4j.log"
-    try:
-        while True:
-            if process.poll() is not None:
-                raise Neo4jUnavailable(
-                    "exited", f"java exited with code {process.returncode}", _log_tail(home)
-                )
-            if _port_open(port) and any(
-                _STARTED_RE.search(_tail_file(path, 50)) for path in (log_file, user_log)
-            ):
-                break
-            if time.monotonic() > deadline:
-                raise Neo4jUnavailable(
-                    "startup-timeout",
-                    f"not started within {startup_timeout_s:.0f} s (bolt port {port})",
-                    _log_tail(home),
-                )
-            time.sleep(0.1)
-    except BaseException:
-        _stop(process, 15)
-        raise
+    process = launch_jvm(java, lib, home, port, heap=heap, deadline=deadline)
     return Neo4jServer(
         uri=f"bolt://127.0.0.1:{port}",
         user=USER,
@@ -500,7 +519,7 @@ def _start_once(
         version=version,
         bolt_port=port,
         home=home,
-        log_file=log_file,
+        log_file=home / CONSOLE_LOG,
         java=java,
         startup_s=time.monotonic() - started_at,
         process=process,

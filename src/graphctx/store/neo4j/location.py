@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from graphctx.errors import ConfigurationError
-from graphctx.store.neo4j.store import Auth, Neo4jGraphStore
+from graphctx.store.neo4j.sessions import Auth
+from graphctx.store.neo4j.store import Neo4jGraphStore
 
 SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
 DEFAULT_DATABASE = "neo4j"

@@ -3,9 +3,11 @@
 Two drivers, two paths. Reads use the read driver only, always in a READ access-mode
 transaction whose server-side timeout is the time left until the caller's deadline, inside a
 client-side ``asyncio.timeout`` of the same budget plus a small grace, so a hung connection
-cannot hold a request either. Writes use a separate driver (its credentials may differ) in
-managed write transactions, one per document; a write takes a lock on its ``Namespace`` node,
-so writers of a namespace are serialised as in the embedded store.
+cannot hold a request either (:mod:`.sessions`). Writes use a separate driver (its
+credentials may differ) in managed write transactions, one per document, retried through an
+outage for at most ``write_retry_s``; a write takes a lock on its ``Namespace`` node, so
+writers of a namespace are serialised as in the embedded store. Driver errors become typed
+graphctx errors in :mod:`.failures`.
 
 Semantics mirror :class:`graphctx.store.sqlite.store.SqliteGraphStore` exactly; how scopes
 become index filters is described in :mod:`graphctx.store.neo4j.acl`.
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -24,15 +26,27 @@ import numpy as np
 import neo4j
 import neo4j.exceptions as neo4j_errors
 from graphctx.contract import NodeKind
-from graphctx.errors import (
-    ConfigurationError,
-    GraphctxError,
-    InvalidRequestError,
-    StoreUnavailableError,
-)
+from graphctx.errors import ConfigurationError, InvalidRequestError, StoreUnavailableError
 from graphctx.store.neo4j import acl, graph, queries, writes
+from graphctx.store.neo4j.failures import (
+    CREDENTIAL_CODES,
+    DRIVER_FAILURES,
+    as_graphctx_error,
+    unavailable,
+)
 from graphctx.store.neo4j.rows import chunk_view, fetch, fetch_one, stored_version
 from graphctx.store.neo4j.schema import SchemaReport, check_server_version, init_schema
+from graphctx.store.neo4j.sessions import (
+    CLIENT_GRACE_S,
+    DEFAULT_WRITE_RETRY_S,
+    OPEN_TIMEOUT_S,
+    Auth,
+    ReadWork,
+    WriteWork,
+    bounded_read,
+    bounded_write,
+    new_driver,
+)
 from graphctx.store.port import StageTimeout
 from graphctx.store.records import (
     ChunkHit,
@@ -52,36 +66,12 @@ from graphctx.store.records import (
 )
 
 T = TypeVar("T")
-Auth = tuple[str, str]
-ReadWork = Callable[[neo4j.AsyncTransaction], Awaitable[T]]
-WriteWork = Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]]
 
 DEFAULT_READ_TIMEOUT_S = 30.0  # reads without a caller deadline (listing, version lookups)
-# The server checks transaction timeouts periodically (``db.transaction.monitor.check.interval``,
-# 2 s by default), so the client stops waiting this long after the deadline in any case.
-CLIENT_GRACE_S = 0.25
-MIN_TX_TIMEOUT_S = 0.001  # a timeout of 0 would mean "no timeout" to the server
-CONNECT_TIMEOUT_S = 5.0
+# Readiness probes (``/readyz``) must answer fast whether the server is up, down or stalled.
+PING_TIMEOUT_S = 2.0
 EXACT_SEARCH_MAX_CHUNKS = 1_000  # AUTO: exact cosine up to this many visible chunks (README)
 IN_INDEX_CANDIDATES_FACTOR = 2  # in-index search fetches limit x this, then re-ranks
-TX_METADATA: Mapping[str, str] = {"app": "graphctx"}
-_TIMEOUT_CODES = frozenset(
-    {
-        "Neo.ClientError.Transaction.TransactionTimedOut",
-        "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
-    }
-)
-_MISSING_INDEX_CODES = frozenset(
-    {"Neo.ClientError.Schema.IndexNotFound", "Neo.ClientError.Procedure.ProcedureCallFailed"}
-)
-_ACCESS_MODE_CODE = "Neo.ClientError.Statement.AccessMode"
-# Refusals that mean the credentials are wrong, not the statement (generated statements).
-_CREDENTIAL_CODES = (
-    "Neo.ClientError.Security.Unauthorized",
-    "Neo.ClientError.Security.AuthenticationRateLimit",
-    "Neo.ClientError.Security.CredentialsExpired",
-    "Neo.ClientError.Security.TokenExpired",
-)
 
 
 class VectorStrategy(StrEnum):
@@ -90,37 +80,6 @@ class VectorStrategy(StrEnum):
     AUTO = "auto"  # EXACT up to ``exact_max_chunks`` visible chunks, IN_INDEX beyond
     EXACT = "exact"  # cosine over the pre-filtered visible chunks: 100% recall
     IN_INDEX = "in_index"  # HNSW with the scope filter inside the index (SEARCH ... WHERE)
-
-
-def _unavailable(message: str, *, retryable: bool) -> StoreUnavailableError:
-    error = StoreUnavailableError(message)
-    error.retryable = retryable
-    return error
-
-
-def _wrap(exc: Exception, action: str) -> GraphctxError | StageTimeout:
-    """Turn a driver error into the graphctx error the caller must react to."""
-    if isinstance(exc, neo4j_errors.Neo4jError):
-        code = exc.code or ""
-        if code in _TIMEOUT_CODES:
-            return StageTimeout(f"{action} passed its deadline on the server")
-        if code == _ACCESS_MODE_CODE:
-            return InvalidRequestError(
-                f"{action}: the server refused a write in a read-only transaction",
-                code="read_only_violation",
-            )
-        if code in _MISSING_INDEX_CODES and "index" in str(exc.message).lower():
-            return ConfigurationError(
-                f"{action}: a graphctx index is missing; run `graphctx neo4j init`"
-            )
-        if code.startswith("Neo.ClientError.Security."):
-            return _unavailable(
-                f"{action}: Neo4j refused the credentials ({code})", retryable=False
-            )
-        return _unavailable(f"{action} failed: {code}: {exc.message}", retryable=exc.is_retryable())
-    if isinstance(exc, neo4j_errors.ConfigurationError | ValueError):
-        return ConfigurationError(f"{action}: invalid Neo4j settings: {exc}")
-    return _unavailable(f"{action}: Neo4j is unreachable: {exc}", retryable=True)
 
 
 class Neo4jGraphStore:
@@ -143,6 +102,7 @@ class Neo4jGraphStore:
         vector_strategy: VectorStrategy = VectorStrategy.AUTO,
         exact_max_chunks: int = EXACT_SEARCH_MAX_CHUNKS,
         ensure_schema_on_write: bool = True,
+        write_retry_s: float = DEFAULT_WRITE_RETRY_S,
     ) -> None:
         self.uri = uri
         self.database = database
@@ -150,6 +110,7 @@ class Neo4jGraphStore:
         self.exact_max_chunks = exact_max_chunks
         self.ensure_schema_on_write = ensure_schema_on_write
         self.client_grace_s = CLIENT_GRACE_S
+        self.write_retry_s = write_retry_s  # how long a write retries through an outage
         self.server_version: str | None = None
         self.schema: SchemaReport | None = None
         self._auth = auth
@@ -162,35 +123,42 @@ class Neo4jGraphStore:
         return f"Neo4jGraphStore({self.uri!r}, database={self.database!r})"
 
     # --- lifecycle -------------------------------------------------------------------------
-    def _driver(self, auth: Auth) -> neo4j.AsyncDriver:
-        return neo4j.AsyncGraphDatabase.driver(
-            self.uri,
-            auth=auth,
-            connection_timeout=CONNECT_TIMEOUT_S,
-            notifications_min_severity="OFF",
-            user_agent="graphctx",
-        )
-
     async def open(self) -> None:
+        """Connect both drivers and check the server, within ``OPEN_TIMEOUT_S``.
+
+        Raises ``StoreUnavailableError`` when the server cannot be reached (``retryable``) or
+        refuses the credentials (not retryable), ``ConfigurationError`` for bad settings or
+        a server that is too old. Nothing stays open after a failure.
+        """
         if self._reader is not None:
             return
         try:
-            reader = self._driver(self._auth)
-            writer = self._driver(self._write_auth)
+            reader = new_driver(self.uri, self._auth, write_retry_s=self.write_retry_s)
+            writer = new_driver(self.uri, self._write_auth, write_retry_s=self.write_retry_s)
         except (neo4j_errors.ConfigurationError, ValueError) as exc:
             raise ConfigurationError(f"invalid Neo4j location {self.uri!r}: {exc}") from exc
         self._reader, self._writer = reader, writer
+        action = f"opening {self.uri}"
         try:
-            await reader.verify_connectivity()
-            row = await self._read(lambda tx: fetch_one(tx, queries.SERVER_COMPONENTS), None)
+            async with asyncio.timeout(OPEN_TIMEOUT_S):
+                await reader.verify_connectivity()
+            row = await self._read(
+                lambda tx: fetch_one(tx, queries.SERVER_COMPONENTS),
+                time.monotonic() + OPEN_TIMEOUT_S,
+                action,
+            )
             if row is None:
                 raise StoreUnavailableError("the server did not report its version")
             check_server_version(str(row["version"]))
             self.server_version = str(row["version"])
         except BaseException as exc:
             await self.close()
-            if isinstance(exc, neo4j_errors.Neo4jError | neo4j_errors.DriverError | OSError):
-                raise _wrap(exc, f"opening {self.uri}") from exc
+            if isinstance(exc, TimeoutError | StageTimeout):  # reachable, but no answer
+                raise unavailable(
+                    f"{action}: no answer within {OPEN_TIMEOUT_S:.0f} s", retryable=True
+                ) from exc
+            if isinstance(exc, DRIVER_FAILURES):
+                raise as_graphctx_error(exc, action) from exc
             raise
 
     async def close(self) -> None:
@@ -201,15 +169,24 @@ class Neo4jGraphStore:
                 await driver.close()
 
     async def ping(self) -> None:
-        await self._read(lambda tx: fetch_one(tx, queries.PING), None)
+        """Readiness: one trivial read, answered (or failed) within ``PING_TIMEOUT_S``.
+
+        A ping past its time is the store being unavailable, not a stage timing out.
+        """
+        try:
+            await self._read(
+                lambda tx: fetch_one(tx, queries.PING), time.monotonic() + PING_TIMEOUT_S, "ping"
+            )
+        except StageTimeout as exc:
+            raise StoreUnavailableError(f"ping: no answer within {PING_TIMEOUT_S} s") from exc
 
     async def init_schema(self) -> SchemaReport:
         """Create constraints and indexes on the write path (``graphctx neo4j init``)."""
         writer = self._require(self._writer)
         try:
             self.schema = await init_schema(writer, self.database)
-        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError) as exc:
-            raise _wrap(exc, "creating the graphctx schema") from exc
+        except DRIVER_FAILURES as exc:
+            raise as_graphctx_error(exc, "creating the graphctx schema") from exc
         return self.schema
 
     def _require(self, driver: neo4j.AsyncDriver | None) -> neo4j.AsyncDriver:
@@ -222,22 +199,9 @@ class Neo4jGraphStore:
         """Run ``work`` in one READ transaction bounded by ``deadline`` on both sides."""
         reader = self._require(self._reader)
         budget = DEFAULT_READ_TIMEOUT_S if deadline is None else deadline - time.monotonic()
-        if budget <= 0:
-            raise StageTimeout(f"{action}: the deadline passed before the query started")
-        try:
-            async with asyncio.timeout(budget + self.client_grace_s):
-                async with reader.session(
-                    database=self.database, default_access_mode=neo4j.READ_ACCESS
-                ) as session:
-                    tx = await session.begin_transaction(
-                        metadata=dict(TX_METADATA), timeout=max(budget, MIN_TX_TIMEOUT_S)
-                    )
-                    async with tx:
-                        return await work(tx)
-        except TimeoutError as exc:
-            raise StageTimeout(f"{action} passed its deadline") from exc
-        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError) as exc:
-            raise _wrap(exc, action) from exc
+        return await bounded_read(
+            reader, self.database, work, budget, grace_s=self.client_grace_s, action=action
+        )
 
     async def _write(self, work: WriteWork[T], action: str) -> T:
         """Run ``work`` in one managed write transaction (retried on transient errors)."""
@@ -246,13 +210,9 @@ class Neo4jGraphStore:
             async with self._schema_lock:
                 if self.schema is None:
                     await self.init_schema()
-        try:
-            async with writer.session(
-                database=self.database, default_access_mode=neo4j.WRITE_ACCESS
-            ) as session:
-                return await session.execute_write(work)
-        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError) as exc:
-            raise _wrap(exc, action) from exc
+        return await bounded_write(
+            writer, self.database, work, retry_s=self.write_retry_s, action=action
+        )
 
     async def run_read(
         self, query: str, parameters: Mapping[str, Any], deadline: float
@@ -318,7 +278,7 @@ class Neo4jGraphStore:
             if not isinstance(cause, neo4j_errors.ClientError):
                 raise
             code = cause.code or ""
-            if code.startswith(_CREDENTIAL_CODES):
+            if code.startswith(CREDENTIAL_CODES):
                 raise
             raise InvalidRequestError(
                 f"{action}: the server refused the statement ({code})", code="statement_refused"
