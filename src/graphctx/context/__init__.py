@@ -16,7 +16,7 @@ from graphctx.context.answer import (
 )
 from graphctx.context.budget import BudgetPlan, compute_evidence_budget, plan_budget
 from graphctx.context.builder import ContextBundle, build_context
-from graphctx.context.citations import ResolvedCitation, resolve_citations
+from graphctx.context.citations import ResolvedCitation, resolve_citations, source_map_of
 from graphctx.context.estimate import EstimateTarget, EstimatingCounter
 from graphctx.context.evidence import (
     DEFAULT_PACKING_POLICY,
@@ -99,5 +99,6 @@ __all__ = [
     "render_context",
     "render_messages",
     "resolve_citations",
+    "source_map_of",
     "wrapper_tokens",
 ]

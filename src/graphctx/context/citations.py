@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from graphctx.context.answer import AnswerContractError, AnswerPayload
 from graphctx.context.evidence import SourceRef
+from graphctx.contract import ContextResponse
 
-__all__ = ["ResolvedCitation", "resolve_citations"]
+__all__ = ["ResolvedCitation", "resolve_citations", "source_map_of"]
 
 
 @dataclass(frozen=True)
@@ -67,3 +68,27 @@ def resolve_citations(
             )
         )
     return tuple(resolved)
+
+
+def source_map_of(response: ContextResponse) -> dict[str, SourceRef]:
+    """The source map of a returned bundle, for callers that hold only the response.
+
+    An agent behind HTTP or MCP never sees the packer's map; this rebuilds it from the
+    items, which carry the same ids, spans and versions, so ``resolve_citations`` accepts
+    exactly the bundle's citation ids and nothing a document's text claims.
+    """
+    return {
+        item.citation_id: SourceRef(
+            citation_id=item.citation_id,
+            evidence_id=item.chunk_id,
+            document_id=item.document_id,
+            document_version=item.document_version,
+            source_uri=item.source_uri,
+            start_char=item.span.start_char,
+            end_char=item.span.end_char,
+            truncated=item.truncated,
+            freshness=item.freshness,
+            claim_id=item.claim_id,
+        )
+        for item in response.items
+    }

@@ -2,19 +2,20 @@
 
 Document text only ever appears inside ``<source id="Sn">`` blocks of the *user* message; the
 system message is a constant. Anything in a document (or the question) that looks like one of
-our delimiters (``<source``, ``</source``, ``<context``, ``</context``, ``<question``, and
-full-width or small-form look-alikes of ``<``) has its bracket replaced by ``&lt;``, so it
-cannot close a block or open a fake one. Delimiters are not a security boundary: tool use and
-policy are enforced in code, never by the prompt.
+our delimiters (``<source``, ``</source``, ``<context``, ``</context``, ``<question``, spelled
+with look-alike brackets, slashes or letters, or split by invisible characters: see
+:mod:`.delimiters`) has its bracket replaced by ``&lt;``, so it cannot close a block or open a
+fake one. Delimiters are not a security boundary: tool use and policy are enforced in code,
+never by the prompt.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from graphctx.context.delimiters import neutralise_delimiters
 from graphctx.context.evidence import PackedBlock, PackResult
 from graphctx.context.tokens import TokenCounter
 from graphctx.contract import ContextResponse, Freshness
@@ -50,8 +51,6 @@ Every "answered" reply cites at least one source. If the sources do not support 
 use "insufficient_evidence" with no citations.
 A source marked freshness="stale" has been superseded; say so if you rely on it."""
 
-_DELIMITER = re.compile(r"[<\uff1c\ufe64](?=\s*/?\s*(?:source|context|question)\b)", re.IGNORECASE)
-
 
 @dataclass(frozen=True)
 class ChatMessage:
@@ -61,11 +60,6 @@ class ChatMessage:
     def as_dict(self) -> dict[str, str]:
         """The OpenAI-compatible ``{"role", "content"}`` shape."""
         return {"role": self.role, "content": self.content}
-
-
-def neutralise_delimiters(text: str) -> str:
-    """Defuse anything that could open or close one of the prompt's delimiters."""
-    return _DELIMITER.sub("&lt;", text)
 
 
 def render_block(citation_id: str, content: str, freshness: Freshness) -> str:

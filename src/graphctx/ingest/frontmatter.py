@@ -16,7 +16,12 @@ Recognised keys become typed :class:`DocumentMetadata` fields:
 
 Any other key goes to ``extra`` as a string (lists and mappings JSON-encoded). ``null`` values
 are treated as absent. YAML aliases are rejected (an alias bomb would explode when encoded).
-Every problem raises :class:`InvalidDocumentError` whose message names the key.
+Every problem raises :class:`InvalidDocumentError` whose message names the key, including the
+ones PyYAML and the standard library report with other exceptions: nesting deeper than
+:data:`MAX_YAML_DEPTH`, an integer too long to convert, a timestamp that is no calendar date
+(``2026-13-45``), a datetime whose conversion to UTC leaves the representable range. YAML
+longer than :data:`MAX_YAML_CHARS` is refused before parsing: PyYAML's pure-Python loader
+takes about ten seconds per megabyte, and metadata is never that long.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from graphctx.ingest.source import DocumentMetadata
 __all__ = [
     "FRONT_MATTER_DELIMITER",
     "FRONT_MATTER_INVALID",
+    "MAX_YAML_CHARS",
+    "MAX_YAML_DEPTH",
     "METADATA_INVALID",
     "SCOPE_PATTERN",
     "merge_metadata",
@@ -47,6 +54,8 @@ FRONT_MATTER_DELIMITER: Final = "---"
 FRONT_MATTER_INVALID: Final = "front_matter_invalid"
 METADATA_INVALID: Final = "metadata_invalid"
 SCOPE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")  # use fullmatch
+MAX_YAML_DEPTH: Final = 64  # metadata is flat; deeper nesting only ever attacks the parser
+MAX_YAML_CHARS: Final = 128 * 1024  # front matter or a YAML sidecar; ~1 s to parse at worst
 
 _RECOGNISED_KEYS: Final = frozenset(
     {
@@ -65,12 +74,26 @@ _RECOGNISED_KEYS: Final = frozenset(
 
 
 class _NoAliasLoader(yaml.SafeLoader):
-    """The safe loader, minus aliases."""
+    """The safe loader, minus aliases, and with a nesting limit.
+
+    PyYAML composes recursively: without the limit a few thousand ``[`` end in a
+    ``RecursionError`` (or, under a raised recursion limit, a crash) instead of a typed error.
+    """
+
+    _depth = 0
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
             raise yaml.composer.ComposerError(None, None, "YAML aliases are not allowed", None)
-        return super().compose_node(parent, index)
+        if self._depth >= MAX_YAML_DEPTH:
+            raise yaml.composer.ComposerError(
+                None, None, f"YAML nested deeper than {MAX_YAML_DEPTH} levels", None
+            )
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 def split_front_matter(raw: str, *, origin: str = "<text>") -> tuple[DocumentMetadata, str]:
@@ -85,10 +108,16 @@ def split_front_matter(raw: str, *, origin: str = "<text>") -> tuple[DocumentMet
 
 def parse_yaml_mapping(text: str, origin: str, *, code: str) -> Mapping[str, object]:
     """Parse YAML that must be a mapping (an empty document is an empty mapping)."""
+    if len(text) > MAX_YAML_CHARS:
+        message = f"{len(text)} characters of YAML is over the limit of {MAX_YAML_CHARS}"
+        raise InvalidDocumentError(message, path=origin, code=code)
     try:
         data: object = yaml.load(text, Loader=_NoAliasLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise InvalidDocumentError(f"invalid YAML: {exc}", path=origin, code=code) from exc
+    except (ValueError, OverflowError) as exc:  # a constructor: 2026-13-45, a 5,000-digit int
+        message = f"invalid YAML value: {exc}"
+        raise InvalidDocumentError(message, path=origin, code=code) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -175,7 +204,7 @@ class _Reader:
             return None
         if isinstance(value, bool) or not isinstance(value, str | int):
             raise self.error(key, f"must be a string, got {type(value).__name__}")
-        return str(value).strip() or None  # an empty string counts as absent
+        return self._scalar(key, value).strip() or None  # an empty string counts as absent
 
     def scalar(self, key: str) -> str | None:
         value = self._mapping.get(key)
@@ -183,7 +212,7 @@ class _Reader:
             return None
         if isinstance(value, list | dict):
             raise self.error(key, f"must be a scalar, got {type(value).__name__}")
-        return _scalar_text(value)
+        return self._scalar(key, value)
 
     def scopes(self, key: str) -> tuple[str, ...]:
         value = self._mapping.get(key)
@@ -207,7 +236,12 @@ class _Reader:
             except ValueError:
                 raise self.error(key, f"is not an ISO 8601 date or datetime: {value!r}") from None
         if isinstance(value, datetime):
-            return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+            if value.tzinfo is None:
+                return value.replace(tzinfo=UTC)
+            try:
+                return value.astimezone(UTC)
+            except OverflowError:  # 0001-01-01T00:00+05:00 has no UTC time
+                raise self.error(key, "is out of the representable range in UTC") from None
         if isinstance(value, date):
             return datetime(value.year, value.month, value.day, tzinfo=UTC)
         raise self.error(key, f"must be an ISO 8601 date or datetime, got {type(value).__name__}")
@@ -218,13 +252,19 @@ class _Reader:
             if key in _RECOGNISED_KEYS or value is None:
                 continue
             if not isinstance(value, list | dict):
-                extra[key] = _scalar_text(value)
+                extra[key] = self._scalar(key, value)
                 continue
             try:
                 extra[key] = json.dumps(value, ensure_ascii=False, default=_json_default)
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, RecursionError) as exc:
                 raise self.error(key, f"cannot be encoded as JSON: {exc}") from exc
         return extra
+
+    def _scalar(self, key: str, value: object) -> str:
+        try:
+            return _scalar_text(value)
+        except ValueError:  # str() of an int past sys.get_int_max_str_digits()
+            raise self.error(key, "is a number too long to write as text") from None
 
 
 def _scalar_text(value: object) -> str:

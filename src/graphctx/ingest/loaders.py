@@ -236,10 +236,17 @@ def _load_records(
 
 
 def _parse_json(text: str, origin: str, where: str, code: str = "json_invalid") -> object:
+    """Decode JSON; every failure is typed, not only syntax errors.
+
+    ``json.loads`` raises a plain ``ValueError`` for an integer longer than Python converts
+    (4,300 digits) and ``RecursionError`` for arrays nested a few thousand deep.
+    """
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise _error(origin, code, f"{where}invalid JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:
+        raise _error(origin, code, f"{where}invalid JSON: {type(exc).__name__}: {exc}") from exc
 
 
 def _record_result(
