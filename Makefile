@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench
+.PHONY: demo test lint bench browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,11 +16,23 @@ demo: $(VENV)/.installed
 	$(BIN)/graphctx demo
 
 lint: $(VENV)/.installed
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests tools
+	$(BIN)/ruff format --check src tests tools
 	$(BIN)/mypy
 
-test: lint
+# Debian's Chromium for the evidence explorer's browser tests (tests never download a browser).
+# Installed with apt when missing; where that is impossible the browser tests skip, except
+# under CI=true, where they fail.
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@test -x $(CHROMIUM) || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; \
+	  echo "installing Debian's chromium (for tests/e2e)"; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+	  || echo "could not install chromium: the browser tests will skip (fail under CI=true)"; }
+
+test: lint browser
 	$(BIN)/pytest
 
 bench: $(VENV)/.installed

@@ -59,7 +59,10 @@ def write_json(results: Sequence[ScenarioResult], path: Path) -> None:
             "failures": r.failures,
             "elapsed_s": round(r.elapsed_s, 2),
             "failure_messages": r.failure_messages,
-            "measurements": {k: summarise(v) for k, v in r.measurements.items()},
+            "measurements": {
+                k: {**summarise(v), "values": [round(x, 3) for x in v]}
+                for k, v in r.measurements.items()
+            },
         }
         for r in results
     ]

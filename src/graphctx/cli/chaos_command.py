@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import tempfile
@@ -62,6 +63,10 @@ def run_chaos_command(args: argparse.Namespace) -> int:
             print(f"graphctx chaos: skipping Neo4j scenarios: {exc.message}", file=sys.stderr)
     runnable: list[Scenario] = [s for s in scenarios if neo4j is not None or not s.needs_neo4j]
     data = args.data or default_data_dir()
+    # Outages are the point here: the driver's and the service's per-request complaints about
+    # them would bury the table (failures are counted and reported by the scenarios).
+    for noisy in ("neo4j", "graphctx.server", "uvicorn.error"):
+        logging.getLogger(noisy).setLevel(logging.CRITICAL)
     with tempfile.TemporaryDirectory(prefix="graphctx-chaos-") as tmp:
 
         def env_for(scenario: Scenario) -> ChaosEnv:

@@ -48,7 +48,19 @@ def build_parser() -> argparse.ArgumentParser:
     ingest = sub.add_parser("ingest", help="ingest a file or folder")
     ingest.add_argument("path", type=Path)
     ingest.add_argument("--namespace", default="default")
-    ingest.add_argument("--scope", action="append", default=[], dest="scopes")
+    ingest.add_argument(
+        "--scope",
+        action="append",
+        default=[],
+        dest="scopes",
+        help="scope for documents that name none of their own (repeatable)",
+    )
+    ingest.add_argument(
+        "--scope-ceiling",
+        action="append",
+        dest="scope_ceiling",
+        help="reject documents whose own scopes name anything else (repeatable)",
+    )
     ingest.add_argument("--source-uri-prefix")
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
     add_extract_arguments(ingest)
@@ -180,6 +192,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                 source_uri_prefix=args.source_uri_prefix,
                 progress=sys.stderr.isatty(),
                 extractor=extractor_from_args(args),
+                scope_ceiling=args.scope_ceiling,
             )
             if args.json:
                 print(json.dumps(_report_json(report), indent=2, ensure_ascii=False, default=str))
