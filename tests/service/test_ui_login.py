@@ -56,7 +56,7 @@ def test_a_valid_key_opens_a_strict_http_only_session_scoped_to_the_explorer(
     cookie = next(c for c in response.headers.get_list("set-cookie") if "graphctx_session=" in c)
     attributes = {part.strip().lower() for part in cookie.split(";")[1:]}
     assert {"httponly", "samesite=strict", "path=/ui"} <= attributes
-    assert "secure" not in attributes  # plain http here; set under https
+    assert "secure" not in attributes  # plain http to loopback: local use
     page = browser.get("/ui/search", params={"project": "alpha", "q": "rollback"})
     assert page.status_code == 200
     assert 'data-citation="S1"' in page.text
@@ -202,3 +202,19 @@ def test_signing_in_again_replaces_the_previous_session(
     with httpx.Client(base_url=harness.url, cookies={"graphctx_session": first}) as old:
         assert old.get("/ui/search", follow_redirects=False).status_code == 303
     assert browser.get("/ui/search").status_code == 200
+
+
+def test_behind_a_tls_proxy_the_session_cookie_is_secure(
+    browser: httpx.Client, harness: Harness
+) -> None:
+    """The proxy terminates TLS and forwards the public Host: the app sees plain http."""
+    public = {"Host": "explorer.example.com"}
+    token = login_form(browser)
+    response = browser.post(
+        "/ui/login",
+        data={"api_key": harness.keys["rita"], "next": "/ui/search", "login_token": token},
+        headers=public,
+    )
+    assert response.status_code == 303
+    cookie = next(c for c in response.headers.get_list("set-cookie") if "graphctx_session=" in c)
+    assert "secure" in {part.strip().lower() for part in cookie.split(";")[1:]}

@@ -45,6 +45,11 @@ class ProvenanceStep(BaseModel):
 
 
 class RetrievalScores(BaseModel):
+    """Per-retriever evidence for an item. ``vector`` is the cosine similarity; ``fulltext`` is
+    1/rank among the caller's visible full-text hits (raw BM25 depends on index-wide statistics
+    over hidden documents, so it is never returned); ``graph`` the expansion score; ``fused``
+    the reciprocal-rank fusion score that orders the bundle."""
+
     model_config = _FROZEN
 
     vector: float | None = None

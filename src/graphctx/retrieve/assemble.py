@@ -184,7 +184,7 @@ def _item(block: PackedBlock, ranked: RankedEvidence) -> EvidenceItem:
         provenance_path=_provenance(view, ranked.path),
         retrieval_scores=RetrievalScores(
             vector=candidate.scores.get(RetrieverName.VECTOR),
-            fulltext=candidate.scores.get(RetrieverName.FULLTEXT),
+            fulltext=_reciprocal_rank(candidate, RetrieverName.FULLTEXT),
             graph=candidate.scores.get(RetrieverName.GRAPH),
             fused=candidate.fused,
         ),
@@ -192,6 +192,14 @@ def _item(block: PackedBlock, ranked: RankedEvidence) -> EvidenceItem:
         truncated=block.truncated,
         tokens=block.tokens,
     )
+
+
+def _reciprocal_rank(candidate: FusedCandidate, retriever: RetrieverName) -> float | None:
+    """1/rank among the retriever's visible hits. Used for full-text instead of its raw BM25
+    score, which depends on index-wide term statistics — counts over documents the caller may
+    not see, other projects' included — and so would let a caller probe hidden text."""
+    rank = candidate.ranks.get(retriever)
+    return None if rank is None else 1.0 / rank
 
 
 def _provenance(view: ChunkView, path: tuple[PathStep, ...] | None) -> list[ProvenanceStep]:

@@ -73,6 +73,9 @@ class Credentials:
     gateway_secret: str | None = None
     gateway_principal: str | None = None
     gateway_grants: str | None = None
+    # The peer address. Failed attempts are budgeted per (key id, client): key ids are not
+    # secret, so a budget per key id alone would let anyone lock a key's owner out.
+    client: str = ""
 
     @classmethod
     def from_headers(cls, headers: Mapping[str, str], gateway: GatewayConfig) -> Credentials:
@@ -121,34 +124,34 @@ class Authenticator:
         cached = self._cached(credentials.api_key)
         if cached is not None:
             return cached
-        entry = self._entry_for(credentials.api_key)
+        entry = self._entry_for(credentials.api_key, credentials.client)
         ok = await asyncio.to_thread(verify_key, credentials.api_key, entry.hash)
-        return self._settle(credentials.api_key, entry, ok)
+        return self._settle(credentials.api_key, entry, ok, credentials.client)
 
     def authenticate_key(self, key: str) -> Identity:
         """Synchronous key check for entry points outside a request (stdio MCP)."""
         cached = self._cached(key)
         if cached is not None:
             return cached
-        entry = self._entry_for(key)
-        return self._settle(key, entry, verify_key(key, entry.hash))
+        entry = self._entry_for(key, "")
+        return self._settle(key, entry, verify_key(key, entry.hash), "")
 
     def _cached(self, key: str) -> Identity | None:
         key_id = self._verified.get(_fingerprint(key))
         return None if key_id is None else self._identities[key_id]
 
-    def _entry_for(self, key: str) -> ApiKeyConfig:
+    def _entry_for(self, key: str, client: str) -> ApiKeyConfig:
         parsed = parse_key(key)
         entry = None if parsed is None else self._entries.get(parsed.key_id)
         if entry is None:
             raise AuthenticationError("the API key is not valid")
-        if not self._failures.available(entry.id):
+        if not self._failures.available(_failure_bucket(entry.id, client)):
             raise RateLimitedError("too many failed attempts for this key id", retry_after_s=1)
         return entry
 
-    def _settle(self, key: str, entry: ApiKeyConfig, ok: bool) -> Identity:
+    def _settle(self, key: str, entry: ApiKeyConfig, ok: bool, client: str) -> Identity:
         if not ok:
-            self._failures.acquire(entry.id)
+            self._failures.acquire(_failure_bucket(entry.id, client))
             raise AuthenticationError("the API key is not valid")
         if len(self._verified) >= VERIFIED_CACHE_SIZE:
             self._verified.clear()
@@ -169,6 +172,10 @@ class Authenticator:
             allowed = set(self._gateway.allowed_projects)
             projects = {p: g for p, g in projects.items() if p in allowed}
         return Identity(principal, f"gateway:{principal}", Via.GATEWAY, projects)
+
+
+def _failure_bucket(key_id: str, client: str) -> str:
+    return f"{key_id}|{client}"
 
 
 def _key_identity(entry: ApiKeyConfig) -> Identity:

@@ -58,7 +58,9 @@ class GraphctxService:
         provider.keep_opening_when_unavailable = True
         # Retrieval is partly CPU-bound on the event loop thread: admitting every request at
         # once would make all of them miss their deadlines together. Waiting here does not
-        # count against timeout_ms (the provider's clock starts when a slot is free).
+        # count against timeout_ms (the provider's clock starts when a slot is free), but it is
+        # bounded by it: a request that cannot start within its own timeout is refused
+        # (503 ``overloaded``, retryable) instead of queueing without limit.
         self._slots = asyncio.Semaphore(limits.max_concurrent_retrievals)
 
     # --- authorisation ------------------------------------------------------------------------
@@ -110,18 +112,31 @@ class GraphctxService:
             )
         narrowed = request.model_copy(update={"allowed_scopes": scopes})
         with bind_identity(identity):
+            await self._admit(request.timeout_ms)
             try:
-                async with self._slots:
-                    response = await asyncio.wait_for(
-                        self.provider.aretrieve(narrowed),
-                        timeout=request.timeout_ms / 1000 + DEADLINE_GRACE_S,
-                    )
+                response = await asyncio.wait_for(
+                    self.provider.aretrieve(narrowed),
+                    timeout=request.timeout_ms / 1000 + DEADLINE_GRACE_S,
+                )
             except TimeoutError as exc:
                 raise StoreUnavailableError(
                     "retrieval overran its deadline", code="deadline_overrun"
                 ) from exc
+            finally:
+                self._slots.release()
         self.metrics.observe_response(response, face)
         return response
+
+    async def _admit(self, timeout_ms: int) -> None:
+        """Take a retrieval slot, waiting at most ``timeout_ms``."""
+        try:
+            async with asyncio.timeout(timeout_ms / 1000):
+                await self._slots.acquire()
+        except TimeoutError as exc:
+            raise StoreUnavailableError(
+                "every retrieval slot stayed busy for the request's whole timeout",
+                code="overloaded",
+            ) from exc
 
     async def render(
         self, identity: Identity, request: ContextRequest, *, face: str = "http"

@@ -14,6 +14,7 @@ import logging
 import math
 import re
 import time
+from dataclasses import replace
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -106,6 +107,9 @@ class AuthMiddleware:
             return
         try:
             credentials = Credentials.from_headers(Headers(scope=scope), self.gateway)
+            client = scope.get("client")
+            if client:
+                credentials = replace(credentials, client=str(client[0]))
             identity = await self.authenticator.authenticate(credentials)
             wait_s = self.limiter.acquire(identity.subject)
             if wait_s > 0:

@@ -31,6 +31,7 @@ __all__ = ["SESSION_COOKIE", "UiContext", "install_ui", "router"]
 
 SESSION_COOKIE: Final = "graphctx_session"
 LOGIN_COOKIE: Final = "graphctx_login"
+LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 LOGIN_TOKEN_MAX_AGE_S: Final = 10 * 60
 MAX_KEY_CHARS: Final = 512
 HOME: Final = "/ui/search"
@@ -111,7 +112,8 @@ async def login(request: Request) -> Response:
     try:
         if not key or len(key) > MAX_KEY_CHARS:
             raise AuthenticationError("the API key is not valid")
-        identity = await context.authenticator.authenticate(Credentials(api_key=key))
+        client = request.client.host if request.client is not None else ""
+        identity = await context.authenticator.authenticate(Credentials(api_key=key, client=client))
     except RateLimitedError:
         return _login_response(request, next_url, "Too many attempts; wait and try again.", 429)
     except AuthenticationError:
@@ -125,7 +127,7 @@ async def login(request: Request) -> Response:
         path="/ui",
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=cookie_must_be_secure(request),
     )
     response.delete_cookie(LOGIN_COOKIE, path="/ui/login")
     return response
@@ -279,9 +281,19 @@ def _login_response(
         path="/ui/login",
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=cookie_must_be_secure(request),
     )
     return response
+
+
+def cookie_must_be_secure(request: Request) -> bool:
+    """``Secure`` unless plain http to this machine itself (local use and tests).
+
+    Behind the TLS-terminating proxy a deployment needs, the app sees plain http but the
+    public host name, so the cookie stays ``Secure``; plain http to a non-loopback host does
+    not get a session at all (browsers drop the cookie), by design.
+    """
+    return request.url.scheme == "https" or request.url.hostname not in LOOPBACK_HOSTS
 
 
 def _text(value: object) -> str:
