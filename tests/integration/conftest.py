@@ -8,38 +8,20 @@ Docker). Without Java 21+ or Maven the Neo4j tests are skipped with the reason, 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from graphctx.store.neo4j import Neo4jGraphStore
-
-SERVER_SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "neo4j" / "server.py"
-MODULE_NAME = "graphctx_neo4j_server"
-
-
-def _server_module() -> ModuleType:
-    if MODULE_NAME in sys.modules:
-        return sys.modules[MODULE_NAME]
-    spec = importlib.util.spec_from_file_location(MODULE_NAME, SERVER_SCRIPT)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {SERVER_SCRIPT}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[MODULE_NAME] = module  # it defines dataclasses
-    spec.loader.exec_module(module)
-    return module
+from graphctx.testing.neo4j_tools import load_neo4j_tool
 
 
 @pytest.fixture(scope="session")
 def neo4j_server() -> Iterator[Any]:
     """The running server: ``.uri``, ``.auth``, ``.database``, ``.version``."""
-    server_module = _server_module()
+    server_module = load_neo4j_tool("server")
     manager = server_module.running_neo4j()
     try:
         server = manager.__enter__()

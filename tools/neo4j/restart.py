@@ -32,7 +32,7 @@ from typing import Any
 
 __all__ = ["RestartableNeo4j", "restartable_neo4j", "server_module"]
 
-SERVER_MODULE_NAME = "graphctx_neo4j_server"  # the name tests/integration/conftest.py uses
+SERVER_MODULE_NAME = "graphctx_neo4j_server"  # the name graphctx.testing.neo4j_tools uses
 SERVER_SCRIPT = Path(__file__).resolve().with_name("server.py")
 STOP_TIMEOUT_S = 30.0  # SIGTERM -> exit; SIGKILL after this
 

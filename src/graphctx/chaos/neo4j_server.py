@@ -13,14 +13,11 @@ database recovers from its transaction log after Bolt already listens).
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Final, Protocol
 
@@ -28,11 +25,10 @@ import neo4j
 import neo4j.exceptions as neo4j_errors
 
 from graphctx.errors import ConfigurationError
+from graphctx.testing.neo4j_tools import TOOLS_DIR, load_neo4j_tool
 
 __all__ = ["ChaosNeo4j", "neo4j_server_factory"]
 
-TOOLS_DIR: Final = Path(__file__).resolve().parents[3] / "tools" / "neo4j"
-RESTART_MODULE: Final = "graphctx_neo4j_restart"
 READY_TIMEOUT_S: Final = 120.0  # JVM start plus recovery; a warm start takes ~10 s here
 READY_POLL_S: Final = 0.2
 PROBE_TIMEOUT_S: Final = 2.0
@@ -126,18 +122,6 @@ def wait_until_queryable(server: ChaosNeo4j, deadline: float) -> None:
     raise TimeoutError(f"Neo4j on {server.uri} did not answer a query in time: {last}")
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ConfigurationError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # it defines dataclasses
-    spec.loader.exec_module(module)
-    return module
-
-
 def neo4j_server_factory() -> Callable[[], AbstractContextManager[ChaosNeo4j]]:
     """A zero-argument callable starting a dedicated server per call (one per scenario).
 
@@ -148,7 +132,7 @@ def neo4j_server_factory() -> Callable[[], AbstractContextManager[ChaosNeo4j]]:
         raise ConfigurationError(
             f"the Neo4j chaos scenarios need a source checkout ({TOOLS_DIR} is missing)"
         )
-    restart = _load(RESTART_MODULE, TOOLS_DIR / "restart.py")
+    restart = load_neo4j_tool("restart")
     server = restart.server_module()
     try:
         server.find_java()

@@ -79,6 +79,7 @@ from graphctx.store.neo4j import Neo4jGraphStore, parse_location, queries, write
 from graphctx.store.neo4j.acl import scope_set_key
 from graphctx.store.records import DocumentDates, NewChunk, NewDocument, Vector
 from graphctx.store.sqlite.lexical import query_terms
+from graphctx.testing.neo4j_tools import load_neo4j_tool
 
 BENCH_NAMESPACE = "bench-neo4j"
 DATASET = "2wikimultihopqa"
@@ -95,8 +96,6 @@ INSTALL_HINT = (
     "the Neo4j benchmark compares against neo4j-graphrag, which is not a graphctx dependency;"
     " install it into this environment for the benchmark: pip install neo4j-graphrag"
 )
-SERVER_SCRIPT = Path(__file__).resolve().parents[3] / "tools" / "neo4j" / "server.py"
-SERVER_MODULE = "graphctx_neo4j_server"
 
 GRAPHCTX_ALL = "graphctx (all scopes)"
 GRAPHCTX_SCOPED = "graphctx (1-3 scopes)"
@@ -185,7 +184,7 @@ def run_neo4j_bench(out: Path, sizes: list[int], queries: int, data: Path) -> in
         where = parse_location(uri, os.environ)
         target = Target(where.uri, where.auth, where.database, "external", own_server=False)
         return _run(graphrag, target, out, sizes, queries, corpus, vectors, questions, embed_rate)
-    server_module = _server_module()
+    server_module = load_neo4j_tool("server")
     try:
         manager = server_module.running_neo4j(heap=SERVER_HEAP, pagecache=SERVER_PAGECACHE)
         server = manager.__enter__()
@@ -208,18 +207,6 @@ def _import_graphrag() -> dict[str, ModuleType]:
         }
     except ImportError as exc:
         raise ConfigurationError(INSTALL_HINT) from exc
-
-
-def _server_module() -> ModuleType:
-    if SERVER_MODULE in sys.modules:
-        return sys.modules[SERVER_MODULE]
-    spec = importlib.util.spec_from_file_location(SERVER_MODULE, SERVER_SCRIPT)
-    if spec is None or spec.loader is None:
-        raise ConfigurationError(f"cannot load {SERVER_SCRIPT} (run from a graphctx checkout)")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[SERVER_MODULE] = module  # it defines dataclasses
-    spec.loader.exec_module(module)
-    return module
 
 
 # --- data ------------------------------------------------------------------------------------
