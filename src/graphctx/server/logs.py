@@ -49,6 +49,12 @@ def configure_logging(level: str = "INFO", stream: TextIO | None = None) -> None
         logger.handlers[:] = [handler]
         logger.propagate = False
         logger.setLevel(level.upper())
+    # The Neo4j driver's own complaints (lost connections, routing) as JSON lines too; never
+    # below WARNING, where it would log Bolt traffic (query parameters) at DEBUG.
+    driver = logging.getLogger("neo4j")
+    driver.handlers[:] = [handler]
+    driver.propagate = False
+    driver.setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
     logging.getLogger("uvicorn.access").disabled = True  # replaced by graphctx.access
 
 

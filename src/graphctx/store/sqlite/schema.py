@@ -124,6 +124,22 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
 
+def _keep_read_only(
+    action: int, arg1: str | None, arg2: str | None, _database: str | None, _trigger: str | None
+) -> int:
+    """Authorizer of read connections: deny the two ways around ``PRAGMA query_only``.
+
+    ``query_only`` alone is advisory: the same connection may set it back to OFF and then
+    write, or ATTACH a second database. Refusing to change the pragma (reading it stays
+    allowed) and refusing ATTACH/DETACH keeps every write on a read connection refused.
+    """
+    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() == "query_only" and arg2:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
 def connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
     """Open a connection with the store's settings; read connections refuse writes."""
     try:
@@ -135,6 +151,7 @@ def connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         if read_only:
             conn.execute("PRAGMA query_only = ON")
+            conn.set_authorizer(_keep_read_only)
     except sqlite3.OperationalError as exc:
         raise StoreUnavailableError(f"cannot open store {path}: {exc}") from exc
     except sqlite3.DatabaseError as exc:
