@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
@@ -16,7 +15,12 @@ from pathlib import Path
 import pytest
 
 from graphctx.chaos.fault_lock import LockKind, locked_by_another_process
-from graphctx.chaos.fault_service import context_body, poll_until, problem_of
+from graphctx.chaos.fault_service import context_body, poll_until, problem_of, service_start_error
+from graphctx.chaos.store_faults import (
+    foreign_sqlite_file,
+    in_a_missing_directory,
+    not_a_database,
+)
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.errors import GraphctxError, StoreCorruptError, StoreUnavailableError
 from graphctx.server.http.app import create_app
@@ -51,22 +55,6 @@ def serve(
             yield Harness(url=url, keys=api_keys, store=store)
 
     return serving
-
-
-def start_error(
-    store: Path, api_keys: dict[str, str], embedder: UniversalSentenceEncoderEmbedder
-) -> BaseException | None:
-    app = create_app(service_settings(api_keys), unopened_provider(store, embedder))
-
-    async def start_and_stop() -> None:
-        async with app.router.lifespan_context(app):
-            pass
-
-    try:
-        asyncio.run(start_and_stop())
-    except Exception as exc:
-        return exc
-    return None
 
 
 def test_a_store_locked_at_start_is_unready_then_serves_without_a_restart(
@@ -131,29 +119,12 @@ def test_opening_a_store_locked_by_another_process_is_a_retryable_error(store: P
     assert (raised.value.code, raised.value.retryable) == ("store_unavailable", True)
 
 
-def _garbage(tmp_path: Path) -> Path:
-    path = tmp_path / "garbage.sqlite"
-    path.write_bytes(b"this is a text file, not an SQLite database\n" * 100)
-    return path
-
-
-def _foreign(tmp_path: Path) -> Path:
-    path = tmp_path / "invoices.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
-    return path
-
-
-def _missing_directory(tmp_path: Path) -> Path:
-    return tmp_path / "no-such-directory" / "store.sqlite"
-
-
 @pytest.mark.parametrize(
     ("prepare", "expected", "code"),
     [
-        (_garbage, StoreCorruptError, "store_corrupt"),
-        (_foreign, StoreCorruptError, "store_corrupt"),
-        (_missing_directory, StoreUnavailableError, "store_missing"),
+        (not_a_database, StoreCorruptError, "store_corrupt"),
+        (foreign_sqlite_file, StoreCorruptError, "store_corrupt"),
+        (in_a_missing_directory, StoreUnavailableError, "store_missing"),
     ],
     ids=["not-a-database", "foreign-sqlite-file", "missing-directory"],
 )
@@ -165,7 +136,7 @@ def test_the_service_refuses_to_start_on_a_store_an_operator_must_fix(
     api_keys: dict[str, str],
     embedder: UniversalSentenceEncoderEmbedder,
 ) -> None:
-    error = start_error(prepare(tmp_path), api_keys, embedder)
+    error = service_start_error(prepare(tmp_path), api_keys, embedder)
     assert type(error) is expected
     assert isinstance(error, GraphctxError)
     assert (error.code, error.retryable) == (code, False)

@@ -58,17 +58,7 @@ class ServiceFixture:
 
     def start_error(self, store: Path) -> BaseException | None:
         """What the service's start-up (its lifespan: open the store, warm up) raises."""
-        app = create_app(service_settings(self.keys), unopened_provider(store, self.embedder))
-
-        async def start_and_stop() -> None:
-            async with app.router.lifespan_context(app):
-                pass
-
-        try:
-            asyncio.run(start_and_stop())
-        except Exception as exc:
-            return exc
-        return None
+        return service_start_error(store, self.keys, self.embedder)
 
     @contextmanager
     def serve(self, store: Path) -> Iterator[Harness]:
@@ -100,3 +90,20 @@ def poll_until(check: Callable[[], bool], timeout_s: float, every_s: float = 0.1
 def context_body(**overrides: object) -> dict[str, object]:
     """A ContextRequest body for project alpha as rita, with ``overrides``."""
     return {**QUERY, **overrides}
+
+
+def service_start_error(
+    store: Path, keys: dict[str, str], embedder: UniversalSentenceEncoderEmbedder
+) -> BaseException | None:
+    """What the service's start-up over ``store`` raises (None: it started and stopped)."""
+    app = create_app(service_settings(keys), unopened_provider(store, embedder))
+
+    async def start_and_stop() -> None:
+        async with app.router.lifespan_context(app):
+            pass
+
+    try:
+        asyncio.run(start_and_stop())
+    except Exception as exc:
+        return exc
+    return None

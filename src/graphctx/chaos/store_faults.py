@@ -119,29 +119,31 @@ def _refuses_to_start(
     return run
 
 
-def _garbage(workdir: Path) -> Path:
+def not_a_database(workdir: Path) -> Path:
     path = workdir / "store.sqlite"
     path.write_bytes(b"this is not an SQLite database, it is a text file\n" * 100)
     return path
 
 
-def _foreign(workdir: Path) -> Path:
+def foreign_sqlite_file(workdir: Path) -> Path:
     path = workdir / "store.sqlite"
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
     return path
 
 
-def _missing_directory(workdir: Path) -> Path:
+def in_a_missing_directory(workdir: Path) -> Path:
     return workdir / "no-such-directory" / "store.sqlite"
 
 
 _TRIALS: dict[str, Callable[[Trial, ServiceFixture], None]] = {
     "locked-at-start": _locked_at_start,
     "write-locked": _write_locked,
-    "not-a-database": _refuses_to_start(_garbage, StoreCorruptError, "store_corrupt"),
-    "foreign-sqlite": _refuses_to_start(_foreign, StoreCorruptError, "store_corrupt"),
-    "missing-dir": _refuses_to_start(_missing_directory, StoreUnavailableError, "store_missing"),
+    "not-a-database": _refuses_to_start(not_a_database, StoreCorruptError, "store_corrupt"),
+    "foreign-sqlite": _refuses_to_start(foreign_sqlite_file, StoreCorruptError, "store_corrupt"),
+    "missing-dir": _refuses_to_start(
+        in_a_missing_directory, StoreUnavailableError, "store_missing"
+    ),
 }
 
 

@@ -65,7 +65,13 @@ def run_chaos_command(args: argparse.Namespace) -> int:
     data = args.data or default_data_dir()
     # Outages are the point here: the driver's and the service's per-request complaints about
     # them would bury the table (failures are counted and reported by the scenarios).
-    for noisy in ("neo4j", "graphctx.server", "uvicorn.error"):
+    for noisy in (
+        "neo4j",
+        "graphctx.server",
+        "graphctx.provider",
+        "graphctx.gate",
+        "uvicorn.error",
+    ):
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
     with tempfile.TemporaryDirectory(prefix="graphctx-chaos-") as tmp:
 
