@@ -82,7 +82,6 @@ def response_problems(
     a version not fully present in ``visible`` (the store as it stands, when it is not
     changing), or one document with two versions labelled current."""
     problems: list[str] = []
-    current_version: dict[str, str] = {}
     for item in response.items:
         key = known.by_chunk.get(item.chunk_id)
         if key is None or key.document_id != item.document_id:
@@ -96,13 +95,7 @@ def response_problems(
             problems.append(f"{item.chunk_id}: span {start}:{end} does not slice its text")
         if visible is not None and (key not in visible or visible[key].sha256 != version.sha256):
             problems.append(f"{item.chunk_id}: its version {key} is not fully written")
-        if item.freshness is not Freshness.STALE:
-            seen = current_version.setdefault(item.document_id, item.document_version)
-            if seen != item.document_version:
-                problems.append(
-                    f"{item.document_id}: versions {seen} and {item.document_version} both current"
-                )
-    return problems
+    return problems + _two_current_versions(response)
 
 
 def content_problems(
@@ -112,19 +105,12 @@ def content_problems(
     with, or one document with two versions labelled current (when versions are not known
     row for row in advance, as with a writer that deletes and re-adds documents)."""
     problems: list[str] = []
-    current_version: dict[str, str] = {}
     for item in response.items:
         start, end = item.span.start_char, item.span.end_char
         texts = texts_by_document.get(item.document_id, ())
         if not any(text[start:end] == item.content for text in texts):
             problems.append(f"{item.chunk_id}: content is no span {start}:{end} of its document")
-        if item.freshness is not Freshness.STALE:
-            seen = current_version.setdefault(item.document_id, item.document_version)
-            if seen != item.document_version:
-                problems.append(
-                    f"{item.document_id}: versions {seen} and {item.document_version} both current"
-                )
-    return problems
+    return problems + _two_current_versions(response)
 
 
 def torn_store_problems(
@@ -147,4 +133,18 @@ def torn_store_problems(
             problems.append(f"document {document}: latest versions {latest}")
         if len({json.dumps(scopes) for *_, scopes in versions}) != 1:
             problems.append(f"document {document}: versions disagree on scopes")
+    return problems
+
+
+def _two_current_versions(response: ContextResponse) -> list[str]:
+    """Documents whose items carry two different versions labelled current."""
+    problems: list[str] = []
+    current_version: dict[str, str] = {}
+    for item in response.items:
+        if item.freshness is not Freshness.STALE:
+            seen = current_version.setdefault(item.document_id, item.document_version)
+            if seen != item.document_version:
+                problems.append(
+                    f"{item.document_id}: versions {seen} and {item.document_version} both current"
+                )
     return problems
