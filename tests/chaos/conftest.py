@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 
 from graphctx.errors import ConfigurationError
+from graphctx.testing.requirements import missing_requirement
 
 
 @pytest.fixture(scope="session")
@@ -17,6 +17,4 @@ def chaos_neo4j_factory() -> Any:
     try:
         return neo4j_server_factory()
     except ConfigurationError as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Neo4j is required under CI=true: {exc.message}")
-        pytest.skip(f"Neo4j chaos scenarios skipped: {exc.message}")
+        missing_requirement(f"Neo4j chaos scenarios: {exc.message}")

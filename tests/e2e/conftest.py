@@ -22,6 +22,7 @@ from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key
 from graphctx.server.runner import serve_in_thread
 from graphctx.server.testing import service_settings, unopened_provider, write_corpus
+from graphctx.testing.requirements import missing_requirement
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page
@@ -122,10 +123,7 @@ def explorer(
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not CHROMIUM.exists():
-        message = f"{CHROMIUM} is not installed (the CI test command installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        missing_requirement(f"{CHROMIUM} is not installed (the CI test command installs it)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

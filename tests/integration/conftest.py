@@ -8,7 +8,6 @@ Docker). Without Java 21+ or Maven the Neo4j tests are skipped with the reason, 
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 
 from graphctx.store.neo4j import Neo4jGraphStore
 from graphctx.testing.neo4j_tools import load_neo4j_tool
+from graphctx.testing.requirements import missing_requirement
 
 
 @pytest.fixture(scope="session")
@@ -26,9 +26,7 @@ def neo4j_server() -> Iterator[Any]:
     try:
         server = manager.__enter__()
     except server_module.Neo4jUnavailable as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Neo4j is required under CI=true: {exc}")
-        pytest.skip(f"Neo4j tests skipped: {exc}")
+        missing_requirement(f"Neo4j tests: {exc}")
     try:
         yield server
     finally:
@@ -64,9 +62,7 @@ def restartable_neo4j() -> Iterator[Any]:
         manager = neo4j_server_factory()()
         server = manager.__enter__()
     except ConfigurationError as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Neo4j is required under CI=true: {exc.message}")
-        pytest.skip(f"Neo4j fault tests skipped: {exc.message}")
+        missing_requirement(f"Neo4j fault tests: {exc.message}")
     try:
         yield server
     finally:
