@@ -55,16 +55,17 @@ from graphctx.retrieve.assemble import RankedEvidence, ResponseBuilder, demote_s
 from graphctx.retrieve.authorize import ScopeGrants, effective_scopes
 from graphctx.retrieve.candidates import gather_candidates
 from graphctx.retrieve.deadline import CANDIDATE_SHARE, EXPANSION_SHARE, Deadline, within
-from graphctx.retrieve.entities import order_matches, query_keys
-from graphctx.retrieve.expansion import SEED_LIMIT, expand_graph
+from graphctx.retrieve.entities import query_keys
 from graphctx.retrieve.freshness import classify_freshness, meets_requirement
-from graphctx.retrieve.fusion import RRF_K, FusedCandidate, fuse_rrf, fuse_with_graph
+from graphctx.retrieve.fusion import FusedCandidate, fuse_lists, ranked_candidates
 from graphctx.retrieve.gate import verify_visible
+from graphctx.retrieve.graph_ranking import rank_with_graph
 from graphctx.retrieve.question_type import QuestionClass, classify_question
+from graphctx.retrieve.relevance import assess_relevance
 from graphctx.retrieve.routing import plan_route
 from graphctx.retrieve.text2cypher import CypherReader, Text2CypherConfig, run_text2cypher
 from graphctx.store.port import GraphStore, StageTimeout
-from graphctx.store.records import ChunkHit, DocumentSummary, EntityMatch
+from graphctx.store.records import DocumentSummary, EntityMatch
 
 T = TypeVar("T")
 log = logging.getLogger("graphctx.provider")
@@ -253,11 +254,11 @@ class ContextProvider:
             deadline.slice_at(CANDIDATE_SHARE),
         )
         build.stages.extend(found.reports)
-        fused = fuse_rrf(found.ranked)
+        fusion = fuse_lists(found.ranked)
+        build.add_route_reason(fusion.explain())
+        fused = fusion.candidates
         if RetrieverName.GRAPH in route.retrievers:
-            fused = await self._expand(
-                request, scopes, question, entities, found.ranked, fused, deadline, build
-            )
+            fused = await self._expand(request, scopes, question, entities, fused, deadline, build)
         fused = fused[:FUSED_POOL]
         if not fused and found.failures:
             # Nothing found *because* a retriever failed is not "no evidence": the typed
@@ -281,6 +282,11 @@ class ContextProvider:
                 if build.dropped_for_freshness
                 else UnanswerableReason.NO_EVIDENCE
             )
+        started = time.monotonic()
+        relevance = assess_relevance(request.query, [r.view.text for r in ranked])
+        build.stage("relevance", StageStatus.OK, started, len(ranked), relevance.explain())
+        if not relevance.answerable:
+            return build.unanswerable(UnanswerableReason.NO_EVIDENCE)
         return await self._pack_and_gate(request, scopes, ranked, deadline, build)
 
     async def _text2cypher(
@@ -318,10 +324,7 @@ class ContextProvider:
             )
         if outcome.reason is not None:
             return build.unanswerable(outcome.reason)
-        candidates = [
-            FusedCandidate(chunk_id, 1.0 / (RRF_K + rank), {}, {})
-            for rank, chunk_id in enumerate(outcome.chunk_ids, start=1)
-        ]
+        candidates = ranked_candidates(outcome.chunk_ids)
         ranked = await self._rank_fresh(request, scopes, candidates, deadline, build)
         if ranked is None:
             return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
@@ -372,33 +375,34 @@ class ContextProvider:
         scopes: frozenset[str],
         question: QuestionClass,
         entities: list[EntityMatch],
-        found: dict[RetrieverName, list[ChunkHit]],
         fused: list[FusedCandidate],
         deadline: Deadline,
         build: ResponseBuilder,
     ) -> list[FusedCandidate]:
-        """Graph expansion; its hits join the fusion as a third ranked list."""
-        seeds = list(dict.fromkeys(m.node_id for m in order_matches(entities)))[:SEED_LIMIT]
-        graph = await expand_graph(
+        """Graph expansion: scores propagated from the anchors join the fused ones when the
+        mode asks for the graph or (auto) the walk's evidence supports it."""
+        ranking = await rank_with_graph(
             self.store,
             request.namespace,
             fused,
-            seeds,
+            entities,
             question,
             scopes,
             deadline.slice_at(EXPANSION_SHARE),
-            mode=request.retrieval_mode,
+            request.retrieval_mode,
         )
+        graph = ranking.expansion
         build.stages.append(graph.report)
         if graph.withheld:
             build.denied.append(
                 Denial(stage="expand", reason=DenialReason.OUT_OF_SCOPE, count=graph.withheld)
             )
-        if not graph.hits:
-            build.add_route_reason("graph expansion found nothing visible: plain hybrid results")
+        build.add_route_reason(ranking.reason)
+        if not ranking.joined:
+            build.leave_out(RetrieverName.GRAPH)
             return fused
         build.graph_paths = graph.paths
-        return fuse_with_graph(found, graph.hits, graph.anchors)
+        return ranking.candidates
 
     async def _rank_fresh(
         self,

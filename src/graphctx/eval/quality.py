@@ -25,7 +25,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
@@ -36,9 +35,9 @@ from graphctx.ingest.extract import ExtractionInput, ExtractionReport, OfflineEx
 from graphctx.ingest.pipeline import IngestDefaults, ingest_sources
 from graphctx.ingest.source import DocumentMetadata, MediaType, SourceDocument
 from graphctx.retrieve.candidates import gather_candidates
-from graphctx.retrieve.entities import order_matches, query_keys
-from graphctx.retrieve.expansion import SEED_LIMIT, expand_graph
-from graphctx.retrieve.fusion import fuse_rrf, fuse_with_graph
+from graphctx.retrieve.entities import query_keys
+from graphctx.retrieve.fusion import fuse_lists
+from graphctx.retrieve.graph_ranking import rank_with_graph
 from graphctx.retrieve.question_type import classify_question
 from graphctx.retrieve.routing import plan_route
 from graphctx.store.port import GraphStore
@@ -53,7 +52,6 @@ DEFAULT_KS = (2, 5, 10)
 EVAL_NAMESPACE = "eval"
 EVAL_SCOPES = frozenset({"eval"})
 QUESTION_TIMEOUT_S = 30.0
-FUSION: dict[str, Any] = {}  # fuse_with_graph options; the defaults are the product's
 
 
 @dataclass(frozen=True)
@@ -174,12 +172,11 @@ async def _rank(
         deadline,
     )
     ranked = found.ranked
-    hybrid = fuse_rrf(ranked)
+    hybrid = fuse_lists(ranked).candidates
     question = classify_question(query)
     matches = await store.lookup_entities(
         EVAL_NAMESPACE, query_keys(query), EVAL_SCOPES, 20, deadline
     )
-    seeds = list(dict.fromkeys(m.node_id for m in order_matches(matches)))[:SEED_LIMIT]
     rankings: dict[str, list[str]] = {}
     if not graph_only:
         for method, hits in (
@@ -195,12 +192,11 @@ async def _rank(
         route = plan_route(mode, question=question, entities=matches)
         fused = hybrid
         if RetrieverName.GRAPH in route.retrievers:
-            routed = routed or mode is RetrievalMode.AUTO
-            graph = await expand_graph(
-                store, EVAL_NAMESPACE, hybrid, seeds, question, EVAL_SCOPES, deadline, mode=mode
+            graph = await rank_with_graph(
+                store, EVAL_NAMESPACE, hybrid, matches, question, EVAL_SCOPES, deadline, mode
             )
-            if graph.hits:
-                fused = fuse_with_graph(ranked, graph.hits, graph.anchors, **FUSION)
+            fused = graph.candidates
+            routed = routed or (graph.joined and mode is RetrievalMode.AUTO)
         rankings[method] = _documents([ChunkHit(c.chunk_id, c.fused) for c in fused], document_of)
     return rankings, routed
 

@@ -94,6 +94,11 @@ class ResponseBuilder:
     def add_route_reason(self, reason: str) -> None:
         self.route = self.route.model_copy(update={"reasons": [*self.route.reasons, reason]})
 
+    def leave_out(self, retriever: RetrieverName) -> None:
+        """The route ran ``retriever`` but its results did not join the ranking."""
+        kept = [r for r in self.route.retrievers if r is not retriever]
+        self.route = self.route.model_copy(update={"retrievers": kept})
+
     def stage(
         self,
         name: str,

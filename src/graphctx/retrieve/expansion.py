@@ -16,10 +16,10 @@ from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from graphctx.contract import RetrievalMode, RetrieverName, StageReport, StageStatus
+from graphctx.contract import RetrievalMode, StageReport, StageStatus
 from graphctx.errors import GraphctxError
 from graphctx.retrieve.deadline import within
-from graphctx.retrieve.fusion import FusedCandidate
+from graphctx.retrieve.fusion import FusedCandidate, relative_scores
 from graphctx.retrieve.question_type import QuestionClass, QuestionType
 from graphctx.store.port import GraphStore, StageTimeout
 from graphctx.store.records import (
@@ -33,6 +33,7 @@ from graphctx.store.records import (
 
 __all__ = [
     "ANCHOR_COUNT",
+    "ANCHOR_MIN_RELATIVE",
     "POLICIES",
     "SEED_LIMIT",
     "GraphExpansion",
@@ -41,12 +42,14 @@ __all__ = [
 ]
 
 ANCHOR_COUNT: Final = 5  # at most this many top fused candidates are expanded from ...
-ANCHOR_MIN_CONFIDENCE: Final = 0.6  # ... and only those this close to a retriever's best hit
+ANCHOR_MIN_RELATIVE: Final = 0.5  # ... and only those with this share of the best fused score
 SEED_LIMIT: Final = 5  # entities named in the query whose neighbourhood is walked
+SEED_WEIGHT: Final = 1.0  # a named entity's chunks, relative to the best search hit
 
-# Simple lookups never expand from anchors; calculations follow chains two hops deep.
+# Every question type walks one hop (the router decides from the evidence whether the walk's
+# ranking is used); calculations follow chains two hops deep.
 POLICIES: Final[Mapping[QuestionType, ExpansionPolicy]] = {
-    QuestionType.SIMPLE_LOOKUP: ExpansionPolicy(max_hops=0),
+    QuestionType.SIMPLE_LOOKUP: ExpansionPolicy(max_hops=1),
     QuestionType.PROCEDURE: ExpansionPolicy(max_hops=1),
     QuestionType.RIGHT: ExpansionPolicy(max_hops=1),
     QuestionType.CALCULATION: ExpansionPolicy(max_hops=2, max_fanout=6),
@@ -58,52 +61,44 @@ POLICIES: Final[Mapping[QuestionType, ExpansionPolicy]] = {
 def policy_for(
     question: QuestionClass, mode: RetrievalMode = RetrievalMode.AUTO
 ) -> ExpansionPolicy:
-    """The question type's policy; graph mode asks for expansion, so a simple lookup there
-    expands like a general question."""
-    if mode is RetrievalMode.GRAPH and question.type is QuestionType.SIMPLE_LOOKUP:
-        return POLICIES[QuestionType.GENERAL]
+    """The question type's expansion policy (the same in every mode that expands)."""
+    del mode
     return POLICIES[question.type]
 
 
 @dataclass(frozen=True)
 class GraphExpansion:
-    """What the stage found: a graph-ranked hit list, paths, withheld count, its report."""
+    """What the stage found: propagated scores, paths, withheld count, its report."""
 
-    hits: list[ChunkHit]
+    hits: list[ChunkHit]  # propagated score per reached chunk, best first
     paths: dict[str, tuple[PathStep, ...]]
     withheld: int
     report: StageReport
     hops: dict[str, int] = field(default_factory=dict)
     anchors: tuple[str, ...] = ()  # the fused candidates expanded from, best first
+    supported: dict[str, int] = field(default_factory=dict)  # anchors + seeds reaching a chunk
+
+    @property
+    def scores(self) -> dict[str, float]:
+        return {h.chunk_id: h.score for h in self.hits}
 
 
 def anchors_from(
     fused: Sequence[FusedCandidate],
     count: int = ANCHOR_COUNT,
-    min_confidence: float = ANCHOR_MIN_CONFIDENCE,
+    min_relative: float = ANCHOR_MIN_RELATIVE,
 ) -> dict[str, float]:
-    """Confident hits to expand from, weighted by their confidence.
+    """Confident fused candidates to propagate from, each weighted by its relative score.
 
-    A candidate's confidence is its best score relative to the top score of the same
-    retriever (RRF ranks alone would make a chunk that matched one common word look as
-    strong as the real hit). The first fused candidate is always an anchor.
+    Fusion is calibrated (a weak list has little say), so a candidate's share of the best
+    fused score is its confidence; the best candidate is always an anchor.
     """
-    top = fused[:count]
-    best: dict[RetrieverName, float] = {}
-    for candidate in fused:
-        for name, value in candidate.scores.items():
-            best[name] = max(best.get(name, 0.0), value)
-
-    def confidence(candidate: FusedCandidate) -> float:
-        shares = [v / best[n] for n, v in candidate.scores.items() if best.get(n, 0.0) > 0.0]
-        return max(0.0, min(1.0, max(shares, default=0.0)))
-
-    anchors = {}
-    for position, candidate in enumerate(top):
-        weight = confidence(candidate)
-        if position == 0 or weight >= min_confidence:
-            anchors[candidate.chunk_id] = max(weight, min_confidence)
-    return anchors
+    relative = relative_scores(fused[:count])
+    return {
+        c.chunk_id: relative[c.chunk_id]
+        for position, c in enumerate(fused[:count])
+        if position == 0 or relative[c.chunk_id] >= min_relative
+    }
 
 
 async def _both(
@@ -180,27 +175,35 @@ async def expand_graph(
         return GraphExpansion([], {}, 0, report(StageStatus.TIMED_OUT, detail=detail))
     except GraphctxError as exc:
         return GraphExpansion([], {}, 0, report(StageStatus.FAILED, detail=exc.code))
-    best: dict[str, Expansion] = {}
     from_anchors_result, from_seeds_result = walked
-    # An anchor reached from another anchor only confirms what search found: it keeps its
-    # search provenance and does not enter the graph ranking (no clique reinforcement).
-    # Evidence around a named entity always does.
-    reached = [e for e in from_anchors_result.expansions if e.chunk_id not in anchors]
-    for expansion in [*reached, *from_seeds_result.expansions]:
-        old = best.get(expansion.chunk_id)
-        if old is None or (expansion.score, -expansion.hops) > (old.score, -old.hops):
-            best[expansion.chunk_id] = expansion
-    ordered = sorted(best.values(), key=lambda e: (-e.score, e.hops, e.chunk_id))
+    # Propagated scores add up: from the anchors (in their relative-score units) and from
+    # the entities the query names (each worth SEED_WEIGHT at its own chunks).
+    total: dict[str, float] = {}
+    support: dict[str, int] = {}
+    best: dict[str, Expansion] = {}
+    for expansions, factor in (
+        (from_anchors_result.expansions, 1.0),
+        (from_seeds_result.expansions, SEED_WEIGHT),
+    ):
+        for expansion in expansions:
+            cid = expansion.chunk_id
+            total[cid] = total.get(cid, 0.0) + factor * expansion.score
+            support[cid] = support.get(cid, 0) + expansion.origins
+            old = best.get(cid)
+            if old is None or (expansion.score, -expansion.hops) > (old.score, -old.hops):
+                best[cid] = expansion
+    ordered = sorted(best.values(), key=lambda e: (-total[e.chunk_id], e.hops, e.chunk_id))
     withheld = sum(r.withheld for r in walked)
     detail = (
         f"{question.type.value}: {len(anchors)} anchor(s), {len(seeds[:SEED_LIMIT])} seed(s),"
         f" max {chosen.max_hops} hop(s)"
     )
     return GraphExpansion(
-        hits=[ChunkHit(e.chunk_id, e.score) for e in ordered],
+        hits=[ChunkHit(e.chunk_id, total[e.chunk_id]) for e in ordered],
         paths={e.chunk_id: e.path for e in ordered},
         withheld=withheld,
         report=report(StageStatus.OK, len(ordered), detail),
         hops={e.chunk_id: e.hops for e in ordered},
         anchors=tuple(anchors),
+        supported={e.chunk_id: support[e.chunk_id] for e in ordered},
     )

@@ -1,29 +1,25 @@
 """Route planning: which retrievers a request runs, and why (recorded in the manifest).
 
-``auto`` decides by rules: relational, procedure, calculation and right questions expand
-through the graph; simple lookups and other questions stay hybrid. An optional LLM router may
-choose first. Ontology augmentation (seed 004) then looks the query's terms up among the
-entities the principal can see and adds the graph route when a match has at least one visible
-relation; it only ever adds a route, never removes one.
+``auto`` decides from what the store says, not from cue words: it runs full-text and vector
+search, walks the graph from the confident anchors (and from the entities the query names),
+and keeps the graph's ranking only when that evidence is there (:func:`graph_verdict`): a
+visible entity with relations named in the query (ontology augmentation, seed 004), anchors
+whose propagated scores meet on the same chunks, or propagation that changes the top of the
+ranking. Otherwise the hybrid ranking stands. The question type found by cue words is
+recorded and decides the walk's depth. An optional LLM router may choose first; ontology
+augmentation only ever adds a route, never removes one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from graphctx.contract import RetrievalMode, RetrieverName, RouteDecision
 from graphctx.retrieve.entities import DEFAULT_ENTITY_TYPE_ORDER, order_matches
-from graphctx.retrieve.question_type import QuestionClass, QuestionType
+from graphctx.retrieve.question_type import QuestionClass
 from graphctx.store.records import EntityMatch
 
-GRAPH_QUESTION_TYPES = frozenset(
-    {
-        QuestionType.RELATIONAL,
-        QuestionType.PROCEDURE,
-        QuestionType.CALCULATION,
-        QuestionType.RIGHT,
-    }
-)
 _HYBRID = (RetrieverName.FULLTEXT, RetrieverName.VECTOR)
 
 
@@ -77,18 +73,51 @@ def _auto(
         reasons = [f"llm router chose {', '.join(r.value for r in chosen)}"]
     else:
         chosen = list(_HYBRID)
-        reasons = ["auto: hybrid default"]
+        reasons = ["auto: full-text and vector search"]
+        if graph_available:
+            chosen.append(RetrieverName.GRAPH)
+            reasons.append("auto: the graph is walked; its ranking joins only on evidence")
     if question is not None:
         cues = f" (cues: {', '.join(question.cues)})" if question.cues else ""
-        if question.type in GRAPH_QUESTION_TYPES and llm_choice is None and graph_available:
-            chosen.append(RetrieverName.GRAPH)
-            reasons.append(f"auto: {question.type.value} question{cues} expands through the graph")
-        elif question.type is QuestionType.SIMPLE_LOOKUP:
-            reasons.append(f"auto: simple lookup{cues}: anchors are not expanded")
-        else:
-            reasons.append(f"auto: {question.type.value} question{cues}")
+        reasons.append(f"auto: {question.type.value} question{cues}")
     reasons.extend(_augment(chosen, entities, type_order))
     return RouteDecision(requested_mode=mode, retrievers=chosen, reasons=reasons)
+
+
+TOP_DEPTH = 10  # the top of the ranking a graph walk must change to join
+
+
+@dataclass(frozen=True)
+class GraphVerdict:
+    joins: bool
+    reason: str
+
+
+def graph_verdict(
+    before: Sequence[str],
+    after: Sequence[str],
+    supported: Mapping[str, int],
+    entities: Sequence[EntityMatch],
+    anchors: int,
+) -> GraphVerdict:
+    """Whether the walk's ranking replaces the hybrid one, from what the walk found.
+
+    ``before`` / ``after`` are chunk ids ranked without and with the propagated scores;
+    ``supported`` counts, per reached chunk, the anchors (and seed set) whose paths reach it.
+    """
+    related = [m for m in entities if m.relation_count > 0]
+    entered = [c for c in after[:TOP_DEPTH] if c not in set(before[:TOP_DEPTH])]
+    agreeing = sum(1 for c in after[:TOP_DEPTH] if supported.get(c, 0) > 1)
+    moved = list(after[:TOP_DEPTH]) != list(before[:TOP_DEPTH])
+    facts = (
+        f"from {anchors} anchor(s), {len(entered)} chunk(s) entered the top {TOP_DEPTH},"
+        f" {agreeing} of it reached from several anchors"
+    )
+    if related:
+        return GraphVerdict(True, f"graph joins: a named entity has visible relations; {facts}")
+    if moved:
+        return GraphVerdict(True, f"graph joins: propagation reorders the top {TOP_DEPTH}; {facts}")
+    return GraphVerdict(False, f"graph left out: the top {TOP_DEPTH} is unchanged; {facts}")
 
 
 def _augment(

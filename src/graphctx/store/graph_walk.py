@@ -175,7 +175,29 @@ def _better(new: _Reach, old: _Reach | None) -> bool:
 
 
 _Reaches = dict[str, list[_Reach]]  # node id -> reaches, best first
-_Found = dict[int, tuple[str, _Reach]]  # chunk row -> (chunk id, best reach)
+
+
+@dataclass
+class _Arrival:
+    """A chunk's reaches, the best one per origin anchor. Its score is their sum: the walk
+    propagates each anchor's score, and support from several anchors adds up (as personalized
+    PageRank's mass does), while one anchor counts once however many paths lead from it."""
+
+    chunk_id: str
+    by_origin: dict[int, _Reach] = field(default_factory=dict)
+
+    def offer(self, candidate: _Reach) -> None:
+        if _better(candidate, self.by_origin.get(candidate.origin_row)):
+            self.by_origin[candidate.origin_row] = candidate
+
+    def best(self) -> _Reach:
+        return max(self.by_origin.values(), key=lambda r: (r.score, -r.hops, -r.origin_row))
+
+    def score(self) -> float:
+        return sum(r.score for r in self.by_origin.values())
+
+
+_Found = dict[int, _Arrival]  # chunk row -> its reaches
 
 
 def _offer(reaches: _Reaches, node: str, candidate: _Reach) -> None:
@@ -191,9 +213,8 @@ def _offer(reaches: _Reaches, node: str, candidate: _Reach) -> None:
     current.sort(key=lambda r: (-r.score, r.hops, r.origin_row))
 
 
-def _keep_best(reached: _Found, row: int, chunk_id: str, candidate: _Reach) -> None:
-    if _better(candidate, reached[row][1] if row in reached else None):
-        reached[row] = (chunk_id, candidate)
+def _arrive(reached: _Found, row: int, chunk_id: str, candidate: _Reach) -> None:
+    reached.setdefault(row, _Arrival(chunk_id)).offer(candidate)
 
 
 def _via(link: str, role: str | None) -> str:
@@ -282,7 +303,14 @@ class _Walk:
                 continue
             per_node[near] = per_node.get(near, 0) + 1
             step = PathStep(kind, far, prefix + rtype)
-            extended = [replace(r, path=(*r.path, step)) for r in nodes[near]]
+            factor = (
+                self.policy.reverse_weight
+                if prefix and rtype in self.policy.directed_types
+                else 1.0
+            )
+            extended = [
+                replace(r, score=r.score * factor, path=(*r.path, step)) for r in nodes[near]
+            ]
             via_relation[rel] = extended
             for candidate in extended:
                 _offer(reached, far, candidate)
@@ -298,15 +326,16 @@ class _Walk:
         reached: _Found = {}
         for stating in query.rows:
             rel, row = stating.relation, stating.row
-            origin = next((r for r in via_relation[rel] if r.origin_row != row), None)
-            if origin is None or row in seen or taken.get(rel, 0) >= STATING_CHUNKS_PER_RELATION:
+            origins = [r for r in via_relation[rel] if r.origin_row != row]
+            if not origins or row in seen or taken.get(rel, 0) >= STATING_CHUNKS_PER_RELATION:
                 continue
             taken[rel] = taken.get(rel, 0) + 1
             step = PathStep(NodeKind.CHUNK, stating.chunk_id, REVERSE + STATES)
-            candidate = replace(
-                origin, score=origin.score * factor, hops=hops, path=(*origin.path, step)
-            )
-            _keep_best(reached, row, stating.chunk_id, candidate)
+            for origin in origins:
+                candidate = replace(
+                    origin, score=origin.score * factor, hops=hops, path=(*origin.path, step)
+                )
+                _arrive(reached, row, stating.chunk_id, candidate)
         return reached
 
     def chunks_of_nodes(
@@ -319,18 +348,15 @@ class _Walk:
         taken: dict[str, int] = {}
         hidden: dict[str, int] = {}
         reached: _Found = {}
+        arrivals: list[tuple[str, int, str, _Reach, float, PathStep]] = []
         for found in query.rows:
             node, row = found.node_id, found.row
-            origin = next(
-                (
-                    r
-                    for r in nodes[node]
-                    if r.origin_row != row
-                    and (same_document or r.origin_document != found.document_id)
-                ),
-                None,
-            )
-            if origin is None or row in seen:
+            origins = [
+                r
+                for r in nodes[node]
+                if r.origin_row != row and (same_document or r.origin_document != found.document_id)
+            ]
+            if not origins or row in seen:
                 continue
             if not found.visible:
                 if hidden.get(node, 0) < self.policy.max_fanout:
@@ -342,15 +368,26 @@ class _Walk:
             taken[node] = taken.get(node, 0) + 1
             step = PathStep(NodeKind.CHUNK, found.chunk_id, REVERSE + _via(found.link, found.role))
             weight = self.policy.mention_weight if found.link == MENTIONS else 1.0
+            arrivals.extend((node, row, found.chunk_id, origin, weight, step) for origin in origins)
+        # A node's score is shared among the visible chunks it leads to (as PageRank splits
+        # a node's mass among its edges), softened by ``degree_exponent``.
+        for node, row, chunk_id, origin, weight, step in arrivals:
+            share = taken[node] ** self.policy.degree_exponent
             candidate = replace(
-                origin, score=origin.score * factor * weight, hops=hops, path=(*origin.path, step)
+                origin,
+                score=origin.score * factor * weight / share,
+                hops=hops,
+                path=(*origin.path, step),
             )
-            _keep_best(reached, row, found.chunk_id, candidate)
+            _arrive(reached, row, chunk_id, candidate)
         return reached
 
     def result(self, reached: _Found) -> ExpansionResult:
         ordered = sorted(
-            (Expansion(chunk_id, r.hops, r.score, r.path) for chunk_id, r in reached.values()),
+            (
+                Expansion(a.chunk_id, a.best().hops, a.score(), a.best().path, len(a.by_origin))
+                for a in reached.values()
+            ),
             key=lambda e: (-e.score, e.hops, e.chunk_id),
         )
         return ExpansionResult(
@@ -385,9 +422,9 @@ def expand(anchors: Mapping[str, float], policy: ExpansionPolicy, deadline: floa
         found = yield from walk.chunks_of_nodes(nodes, policy.hop_decay, hop, seen)
         reached.update(found)
         seen.update(found)
-        fresh = [item for item in found.items() if item[0] not in anchor_rows]
-        ranked = sorted(fresh, key=lambda item: (-item[1][1].score, item[1][0]))
-        frontier = {row: r for row, (_, r) in ranked[: policy.max_fanout]}
+        fresh = [(row, a.best()) for row, a in found.items() if row not in anchor_rows]
+        ranked = sorted(fresh, key=lambda item: (-item[1].score, item[0]))
+        frontier = dict(ranked[: policy.max_fanout])
     return walk.result(reached)
 
 
@@ -409,8 +446,9 @@ def neighbourhood(node_ids: Sequence[str], policy: ExpansionPolicy, deadline: fl
             break
         factor = policy.hop_decay**hop
         stating = yield from walk.stating_chunks(via_relation, factor, hop, seen)
-        for row, (chunk_id, reach) in stating.items():
-            _keep_best(reached, row, chunk_id, reach)
+        for row, arrival in stating.items():
+            for reach in arrival.by_origin.values():
+                _arrive(reached, row, arrival.chunk_id, reach)
         seen.update(stating)
         found = yield from walk.chunks_of_nodes(neighbours, factor, hop, seen)
         reached.update(found)

@@ -203,17 +203,26 @@ class ExpansionPolicy:
     max_node_support: int = 400  # a node supported by more chunks is a hub: not traversed
     include_same_document: bool = False  # reach other chunks of an anchor's own document
     mention_weight: float = 0.5  # score factor for a chunk that only MENTIONS the node
-    # Relation types walked only along their direction: a citation says the citing text
-    # needs the cited one, not the reverse (reverse citations are mostly penalty clauses).
-    forward_only: frozenset[str] = frozenset({"REFERENCES"})
+    # Relation types never walked against their direction.
+    forward_only: frozenset[str] = frozenset()
+    # Relation types whose reverse is weaker than their direction: a citation says the citing
+    # text needs the cited one; the reverse (what cites this, often a penalty clause or an
+    # exception) is still relevant, with this factor on the score.
+    reverse_weight: float = 0.5
+    # A node's score is divided by (visible chunks it leads to) ** degree_exponent.
+    degree_exponent: float = 0.0
+    directed_types: frozenset[str] = frozenset({"REFERENCES"})
 
     def __post_init__(self) -> None:
         if not 0 <= self.max_hops <= 3:
             raise ValueError("max_hops must be between 0 and 3")
         if min(self.max_fanout, self.max_nodes, self.max_results, self.max_node_support) < 1:
             raise ValueError("fan-out, node, result and support bounds must be positive")
-        if not 0.0 < self.hop_decay <= 1.0 or not 0.0 < self.mention_weight <= 1.0:
-            raise ValueError("hop_decay and mention_weight must be in (0, 1]")
+        weights = (self.hop_decay, self.mention_weight, self.reverse_weight)
+        if not all(0.0 < w <= 1.0 for w in weights):
+            raise ValueError("hop_decay, mention_weight and reverse_weight must be in (0, 1]")
+        if not 0.0 <= self.degree_exponent <= 1.0:
+            raise ValueError("degree_exponent must be in [0, 1]")
 
 
 @dataclass(frozen=True)
@@ -230,13 +239,16 @@ class Expansion:
     """A chunk reached through the graph, how far, how well, and by which path.
 
     ``path`` starts at the anchor chunk (or the seed node of a neighbourhood) and ends at
-    ``chunk_id``. ``score`` is the origin's score times ``hop_decay ** hops``.
+    ``chunk_id``. ``score`` is the sum, over the origins that reach the chunk, of the
+    origin's score times the decays of its best path (``hop_decay`` per hop, the mention and
+    reverse-relation factors); ``path`` and ``hops`` are those of the best single path.
     """
 
     chunk_id: str
     hops: int
     score: float
     path: tuple[PathStep, ...]
+    origins: int = 1  # distinct anchors (or the seed set) whose paths reach the chunk
 
 
 @dataclass(frozen=True)

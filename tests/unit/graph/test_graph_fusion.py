@@ -1,51 +1,69 @@
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from graphctx.contract import RetrieverName
 from graphctx.retrieve.expansion import anchors_from
-from graphctx.retrieve.fusion import fuse_rrf, fuse_with_graph
+from graphctx.retrieve.fusion import FusedCandidate, fuse_lists, merge_graph, relative_scores
 from graphctx.store.records import ChunkHit
 
 FT, VEC, GRAPH = RetrieverName.FULLTEXT, RetrieverName.VECTOR, RetrieverName.GRAPH
+DECAY = 0.6  # the default policy's hop decay
 
 
 def hits(*pairs: tuple[str, float]) -> list[ChunkHit]:
     return [ChunkHit(cid, score) for cid, score in pairs]
 
 
-RANKED = {
-    FT: hits(("a", 9.0), ("b", 5.0), ("c", 1e-6)),
-    VEC: hits(("a", 0.5), ("c", 0.49), ("b", 0.1), ("d", 0.05)),
-}
+FUSED = fuse_lists(
+    {FT: hits(("a", 9.0), ("b", 8.5), ("c", 3.0), ("d", 1.0), ("e", 0.5), ("f", 0.1))}
+).candidates
 
 
-def test_a_chunk_matching_one_common_word_is_not_an_anchor() -> None:
-    ranked = {FT: hits(("a", 1.08), ("b", 1e-6)), VEC: hits(("a", 0.46), ("c", 0.07), ("b", 0.002))}
-    assert anchors_from(fuse_rrf(ranked)) == {"a": 1.0}
+def test_the_best_candidate_is_always_an_anchor_weighted_one() -> None:
+    anchors = anchors_from(FUSED)
+    assert anchors["a"] == 1.0
+    assert set(anchors) == {"a", "b"}  # c..f are under half of the best fused score
 
 
-def test_anchors_are_weighted_by_their_best_share_of_a_retrievers_top_score() -> None:
-    anchors = anchors_from(fuse_rrf(RANKED))
-    assert anchors == {"a": 1.0, "c": 0.98}
+def test_a_neighbour_of_one_anchor_never_outranks_that_anchor() -> None:
+    relative = relative_scores(FUSED)
+    merged = merge_graph(FUSED, {"x": DECAY * relative["a"]})
+    order = [c.chunk_id for c in merged]
+    assert order.index("a") < order.index("x")
+    assert order.index("b") < order.index("x")  # nor a search hit almost as strong
 
 
-def test_the_top_anchor_is_never_outranked_by_a_graph_neighbour() -> None:
-    fused = fuse_with_graph(RANKED, hits(("c", 1.0), ("d", 1.0)), ["a", "c"])
-    assert [c.chunk_id for c in fused][:1] == ["a"]
-    assert {c.chunk_id for c in fused} == {"a", "b", "c", "d"}
+def test_support_from_several_anchors_adds_up() -> None:
+    relative = relative_scores(FUSED)
+    merged = merge_graph(FUSED, {"x": DECAY * (relative["a"] + relative["b"])})
+    assert merged[0].chunk_id == "x"
 
 
-def test_a_graph_only_chunk_joins_with_its_graph_score_and_rank() -> None:
-    fused = {c.chunk_id: c for c in fuse_with_graph(RANKED, hits(("e", 0.6)), ["a"])}
-    assert fused["e"].scores == {GRAPH: 0.6}
-    assert fused["e"].ranks == {GRAPH: 1}
-    assert fused["e"].fused == 0.6 / 61
+def test_a_graph_only_chunk_joins_with_its_propagated_score_and_rank() -> None:
+    merged = {c.chunk_id: c for c in merge_graph(FUSED, {"x": 0.3, "y": 0.2})}
+    assert merged["x"].scores == {GRAPH: 0.3}
+    assert merged["y"].ranks == {GRAPH: 2}
+    assert merged["x"].fused == 0.3
 
 
-def test_a_named_entitys_chunk_outweighs_a_weak_neighbour() -> None:
-    fused = fuse_with_graph(RANKED, hits(("x", 1.0), ("y", 0.2)), ["a"])
-    order = [c.chunk_id for c in fused]
-    assert order.index("x") < order.index("y")
+def test_without_graph_scores_the_ranking_is_unchanged() -> None:
+    assert [c.chunk_id for c in merge_graph(FUSED, {})] == [c.chunk_id for c in FUSED]
 
 
-def test_without_graph_hits_the_ranking_is_plain_rrf() -> None:
-    assert fuse_with_graph(RANKED, [], ["a"], pinned=0) == fuse_rrf(RANKED)
+@given(
+    st.lists(st.floats(min_value=0.01, max_value=100.0), min_size=2, max_size=12, unique=True),
+    st.integers(min_value=0, max_value=11),
+)
+def test_one_anchors_neighbour_stays_below_it_whatever_the_scores(
+    scores: list[float], which: int
+) -> None:
+    ranked = sorted(scores, reverse=True)
+    fused: list[FusedCandidate] = fuse_lists(
+        {FT: [ChunkHit(f"c{i}", s) for i, s in enumerate(ranked)]}
+    ).candidates
+    anchor = fused[which % len(fused)]
+    relative = relative_scores(fused)
+    merged = [c.chunk_id for c in merge_graph(fused, {"n": DECAY * relative[anchor.chunk_id]})]
+    assert merged.index(anchor.chunk_id) < merged.index("n")

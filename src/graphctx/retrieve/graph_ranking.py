@@ -1,0 +1,64 @@
+"""The graph stage as the pipeline runs it: walk, merge the propagated scores, decide.
+
+Shared by the provider and ``graphctx eval`` so both rank exactly alike. In ``graph`` mode the
+merged ranking is used whenever the walk reached anything visible; in ``auto`` the router's
+:func:`~graphctx.retrieve.routing.graph_verdict` decides from what the walk found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graphctx.contract import RetrievalMode
+from graphctx.retrieve.entities import order_matches
+from graphctx.retrieve.expansion import SEED_LIMIT, GraphExpansion, expand_graph
+from graphctx.retrieve.fusion import FusedCandidate, merge_graph
+from graphctx.retrieve.question_type import QuestionClass
+from graphctx.retrieve.routing import GraphVerdict, graph_verdict
+from graphctx.store.port import GraphStore
+from graphctx.store.records import EntityMatch
+
+__all__ = ["GraphRanking", "rank_with_graph"]
+
+
+@dataclass(frozen=True)
+class GraphRanking:
+    candidates: list[FusedCandidate]  # the ranking to use: merged, or the hybrid one kept
+    expansion: GraphExpansion
+    joined: bool
+    reason: str
+
+
+async def rank_with_graph(
+    store: GraphStore,
+    namespace: str,
+    fused: Sequence[FusedCandidate],
+    entities: Sequence[EntityMatch],
+    question: QuestionClass,
+    scopes: frozenset[str],
+    deadline_at: float,
+    mode: RetrievalMode,
+) -> GraphRanking:
+    """Walk from the anchors and named entities; merge; keep the merge when it should join."""
+    seeds = list(dict.fromkeys(m.node_id for m in order_matches(entities)))[:SEED_LIMIT]
+    graph = await expand_graph(
+        store, namespace, fused, seeds, question, scopes, deadline_at, mode=mode
+    )
+    if not graph.hits:
+        return GraphRanking(
+            list(fused), graph, False, "graph expansion found nothing visible: hybrid ranking"
+        )
+    merged = merge_graph(fused, graph.scores)
+    if mode is not RetrievalMode.AUTO:
+        return GraphRanking(merged, graph, True, "graph mode: propagated scores joined")
+    verdict: GraphVerdict = graph_verdict(
+        [c.chunk_id for c in fused],
+        [c.chunk_id for c in merged],
+        graph.supported,
+        entities,
+        len(graph.anchors),
+    )
+    return GraphRanking(
+        merged if verdict.joins else list(fused), graph, verdict.joins, verdict.reason
+    )
