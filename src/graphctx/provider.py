@@ -283,7 +283,13 @@ class ContextProvider:
                 else UnanswerableReason.NO_EVIDENCE
             )
         started = time.monotonic()
-        relevance = assess_relevance(request.query, [r.view.text for r in ranked])
+        relevance = assess_relevance(
+            request.query,
+            [r.view.text for r in ranked],
+            named_entities=len({m.node_id for m in entities})
+            if RetrieverName.GRAPH in build.route.retrievers
+            else 0,
+        )
         build.stage("relevance", StageStatus.OK, started, len(ranked), relevance.explain())
         if not relevance.answerable:
             return build.unanswerable(UnanswerableReason.NO_EVIDENCE)

@@ -218,13 +218,21 @@ def test_a_hidden_node_on_the_only_path_blocks_the_expansion_and_the_denial_is_c
     assert ids[-1] == reached.chunk_id
 
 
-def test_a_simple_lookup_does_not_expand(law: ContextProvider) -> None:
+def test_a_simple_lookup_is_walked_and_the_graph_joins_only_on_evidence(
+    law: ContextProvider,
+) -> None:
     response = ask(law, "해고 등의 제한이란?", ["law"], "law")
     route = response.manifest.route
-    assert RetrieverName.GRAPH not in route.retrievers
-    assert any("simple lookup" in reason for reason in route.reasons)
-    assert "expand" not in [s.stage for s in response.manifest.stages]
-    assert all(i.provenance_path[0].kind is NodeKind.DOCUMENT for i in response.items)
+    assert any(reason.startswith("auto: simple_lookup question") for reason in route.reasons)
+    assert "expand" in [s.stage for s in response.manifest.stages]
+    verdicts = [r for r in route.reasons if r.startswith(("graph joins", "graph left out"))]
+    assert len(verdicts) == 1
+    joined = verdicts[0].startswith("graph joins")
+    assert (RetrieverName.GRAPH in route.retrievers) is joined
+    if not joined:
+        assert all(i.provenance_path[0].kind is NodeKind.DOCUMENT for i in response.items)
+    # The article the question names stays first: a neighbour never outranks its anchor.
+    assert response.items[0].provenance_path[0].kind is NodeKind.DOCUMENT
 
 
 def test_augmentation_adds_the_graph_route_for_a_known_entity_only(
@@ -237,15 +245,20 @@ def test_augmentation_adds_the_graph_route_for_a_known_entity_only(
         r.startswith("ontology: query term 'payment-service' is a visible Service")
         for r in known.manifest.route.reasons
     )
-    assert RetrieverName.GRAPH not in unknown.manifest.route.retrievers
     assert not any(r.startswith("ontology") for r in unknown.manifest.route.reasons)
+    assert not any(
+        r.startswith("graph joins: a named entity") for r in unknown.manifest.route.reasons
+    )
 
 
 def test_augmentation_ignores_entities_the_principal_cannot_see(
     services: ContextProvider,
 ) -> None:
     response = ask(services, "Tell me about payment-service", ["ops"], "svc")
-    assert RetrieverName.GRAPH not in response.manifest.route.retrievers
+    assert not any(r.startswith("ontology") for r in response.manifest.route.reasons)
+    assert not any(
+        r.startswith("graph joins: a named entity") for r in response.manifest.route.reasons
+    )
 
 
 def test_dependencies_are_answered_from_the_entity_neighbourhood_with_the_relation_path(

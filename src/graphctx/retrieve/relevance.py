@@ -51,12 +51,17 @@ class Relevance:
     coverage: float  # best share of the query's weighted content terms among the top candidates
     floor: float
     terms: int  # content terms of the query
+    named_entities: int = 0  # visible graph entities the query names (seed 004's evidence)
 
     @property
     def answerable(self) -> bool:
+        if self.named_entities:
+            return True
         return self.terms > 0 and self.coverage >= self.floor
 
     def explain(self) -> str:
+        if self.named_entities:
+            return f"the query names {self.named_entities} visible entity(ies): answerable"
         verdict = "meets" if self.answerable else "is below"
         return (
             f"best evidence covers {self.coverage:.2f} of the query's {self.terms} weighted"
@@ -70,9 +75,13 @@ def assess_relevance(
     *,
     floor: float = RELEVANCE_FLOOR,
     depth: int = COVERAGE_DEPTH,
+    named_entities: int = 0,
 ) -> Relevance:
-    """How well the top of ``pool`` (candidate texts, best first) covers ``query``."""
+    """How well the top of ``pool`` (candidate texts, best first) covers ``query``; a query
+    that names a visible entity of the graph is answerable from that entity's evidence."""
     terms = [t for t in dict.fromkeys(analyze(query)) if t not in STOP_TERMS]
+    if named_entities:
+        return Relevance(1.0, floor, len(terms), named_entities)
     if not terms or not pool:
         return Relevance(0.0, floor, len(terms))
     analysed = [frozenset(analyze(text)) for text in pool]
