@@ -321,3 +321,22 @@ def test_the_statement_hash_depends_on_the_statement_text_alone(world: World) ->
         case: [STATEMENT_HASH_REASON + hashlib.sha256(statement.encode()).hexdigest()]
         for case, statement in statements.items()
     }
+
+
+def test_only_short_id_strings_cross_the_wire_whatever_the_statement_builds(
+    world: World,
+) -> None:
+    """A value that shares itself 2^40 times is tiny in the server and endless on the wire:
+    the server-side projection sends ids only, so graphctx never receives it."""
+    doubling = "WITH 1 AS s " + " ".join(["WITH [s, s] AS s"] * 40) + " RETURN s AS chunk_id"
+    started = time.monotonic()
+    endless = ask(world, "self-sharing-list", doubling)
+    elapsed = time.monotonic() - started
+    listed = ask(
+        world,
+        "list-of-chunks",
+        "MATCH (c:Chunk {namespace: $namespace}) WITH collect(c) AS cs RETURN cs",
+    )
+    nothing = observable(ask(world, "nothing-again", FOUND_NOTHING))
+    assert (observable(endless), elapsed < 15.0) == (nothing, True)
+    assert sorted(item.chunk_id for item in listed.items) == ["public@1#0", "public@1#1"]
