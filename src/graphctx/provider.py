@@ -65,7 +65,7 @@ from graphctx.retrieve.relevance import assess_relevance
 from graphctx.retrieve.routing import plan_route
 from graphctx.retrieve.text2cypher import CypherReader, Text2CypherConfig, run_text2cypher
 from graphctx.store.port import GraphStore, StageTimeout
-from graphctx.store.records import DocumentSummary, EntityMatch
+from graphctx.store.records import ChunkView, DocumentSummary, EntityMatch
 
 T = TypeVar("T")
 log = logging.getLogger("graphctx.provider")
@@ -325,15 +325,19 @@ class ContextProvider:
             return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
         build.stages.extend(outcome.stages)
         if outcome.statement_sha256 is not None:
-            build.add_route_reason(
-                f"text2cypher: guarded statement sha256 {outcome.statement_sha256}"
-            )
+            build.add_route_reason(f"text2cypher: statement sha256 {outcome.statement_sha256}")
         if outcome.reason is not None:
             return build.unanswerable(outcome.reason)
-        candidates = ranked_candidates(outcome.chunk_ids)
-        ranked = await self._rank_fresh(request, scopes, candidates, deadline, build)
-        if ranked is None:
+        views = await self._fetch_views(request, scopes, list(outcome.chunk_ids), deadline)
+        if views is None:
+            build.stage("text2cypher.run", StageStatus.TIMED_OUT, outcome.run_started)
             return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
+        # Only what survives the scoped fetch is reported, in an order of our own (document,
+        # then position): the statement's row order and its non-chunk strings leave no trace.
+        build.stage("text2cypher.run", StageStatus.OK, outcome.run_started, len(views))
+        ordered = sorted(views, key=lambda v: (v.document_id, v.ordinal, v.chunk_id))
+        candidates = ranked_candidates([view.chunk_id for view in ordered])
+        ranked = self._rank_views(request, candidates, views, time.monotonic(), build)
         if not ranked:
             return build.unanswerable(
                 UnanswerableReason.FRESHNESS_UNMET
@@ -419,17 +423,37 @@ class ContextProvider:
         build: ResponseBuilder,
     ) -> list[RankedEvidence] | None:
         started = time.monotonic()
-        fetch_at = deadline.fetch_at()
-        try:
-            views = await within(
-                fetch_at,
-                self.store.fetch_chunks(
-                    request.namespace, [c.chunk_id for c in fused], scopes, fetch_at
-                ),
-            )
-        except StageTimeout:
+        views = await self._fetch_views(request, scopes, [c.chunk_id for c in fused], deadline)
+        if views is None:
             build.stage("fetch", StageStatus.TIMED_OUT, started, detail=_OUT_OF_TIME)
             return None
+        return self._rank_views(request, fused, views, started, build)
+
+    async def _fetch_views(
+        self,
+        request: ContextRequest,
+        scopes: frozenset[str],
+        chunk_ids: list[str],
+        deadline: Deadline,
+    ) -> list[ChunkView] | None:
+        """The visible chunks among ``chunk_ids`` (the scoped fetch); None past the deadline."""
+        fetch_at = deadline.fetch_at()
+        try:
+            return await within(
+                fetch_at, self.store.fetch_chunks(request.namespace, chunk_ids, scopes, fetch_at)
+            )
+        except StageTimeout:
+            return None
+
+    def _rank_views(
+        self,
+        request: ContextRequest,
+        fused: list[FusedCandidate],
+        views: list[ChunkView],
+        started: float,
+        build: ResponseBuilder,
+    ) -> list[RankedEvidence]:
+        """Fused candidates that have a visible view and meet the freshness requirement."""
         by_id = {v.chunk_id: v for v in views}
         now = datetime.now(UTC)
         ranked: list[RankedEvidence] = []

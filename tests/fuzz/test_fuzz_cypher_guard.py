@@ -7,6 +7,7 @@ re-spelled with other case, spacing and comments, must still be rejected.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -18,8 +19,20 @@ from graphctx.retrieve.text2cypher import GuardedStatement, GuardPolicy, Rejecti
 from graphctx.retrieve.text2cypher.lexer import LexError, Token, TokenKind, tokenize
 
 POLICY = GuardPolicy(max_rows=25)
-CORPUS_PATH = Path(__file__).parents[1] / "integration" / "test_text2cypher_attacks.yaml"
-ATTACKS: list[str] = [case["cypher"] for case in yaml.safe_load(CORPUS_PATH.read_text("utf-8"))]
+CORPORA = Path(__file__).parents[1] / "integration"
+
+
+def _expand(statement: str) -> str:
+    """The DoS corpus's placeholders: {ones:N} (N list items), {x:N} (N letters)."""
+    statement = re.sub(r"\{ones:(\d+)\}", lambda m: ", ".join(["1"] * int(m.group(1))), statement)
+    return re.sub(r"\{x:(\d+)\}", lambda m: "x" * int(m.group(1)), statement)
+
+
+ATTACKS: list[str] = [
+    _expand(case["cypher"])
+    for name in ("test_text2cypher_attacks.yaml", "test_text2cypher_dos.yaml")
+    for case in yaml.safe_load((CORPORA / name).read_text("utf-8"))
+]
 NEVER_AS_CODE = frozenset(
     {
         "create", "merge", "set", "delete", "detach", "remove", "foreach", "insert", "load",

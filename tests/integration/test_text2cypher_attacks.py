@@ -11,134 +11,37 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import re
+import logging
 import time
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import neo4j
 import pytest
 import yaml
-from fake_chat import FakeChatServer
-
-from graphctx.context import default_token_counter
-from graphctx.contract import (
-    ContextRequest,
-    ContextResponse,
-    NodeKind,
-    RetrievalMode,
-    UnanswerableReason,
+from text2cypher_world import (
+    STATEMENT_HASH_REASON,
+    World,
+    ask,
+    observable,
+    text2cypher_world,
 )
+
+from graphctx.contract import UnanswerableReason
 from graphctx.embed import Embedder
 from graphctx.errors import InvalidRequestError
-from graphctx.ingest.extract.chat import OpenAICompatibleChat
-from graphctx.provider import ContextProvider
-from graphctx.retrieve.authorize import CallerAssertedGrants
-from graphctx.retrieve.text2cypher import Text2CypherConfig
 from graphctx.store.neo4j import Neo4jGraphStore
-from graphctx.store.records import KnowledgeNode, Relation
-from graphctx.testing.fixtures import make_document, paragraphs
 
 pytestmark = pytest.mark.neo4j
 
 CORPUS = Path(__file__).with_suffix(".yaml")
-CASE_MARK = re.compile(r"\[case:([A-Za-z0-9_.-]+)\]")
-PUBLIC_TEXT = (
-    "Zorblax Kafka carries the shipment events.\n\nThe order API times out after three seconds."
-)
-SECRET_TEXT = "Zorblax Kafka salary bands for the platform team are confidential."
-OTHER_TEXT = "Zorblax Kafka runs in another tenant entirely."
-
-
-class RecordedLLM(FakeChatServer):
-    """Answers from ``answers`` by the question's case mark (HTTP 500 for ``fail`` or no
-    mark); any other path is a canary that counts requests (SSRF must never reach it)."""
-
-    def __init__(self) -> None:
-        self.answers: dict[str, str] = {}
-        super().__init__(self._answer)
-
-    def _answer(self, body: dict[str, Any]) -> str | None:
-        match = CASE_MARK.search(body["messages"][-1]["content"])
-        if match is None or match.group(1) == "fail":
-            return None
-        return self.answers[match.group(1)]
-
-    @property
-    def canary(self) -> str:
-        return f"{self.base_url}/canary"
-
-    @property
-    def canary_hits(self) -> int:
-        return self.stray_requests
-
-
-@dataclass(frozen=True)
-class World:
-    provider: ContextProvider
-    llm: RecordedLLM
-    namespace: str
-    other_namespace: str
-    server: Any
-
-
-async def _seed(store: Neo4jGraphStore, namespace: str, other: str) -> None:
-    await store.open()
-    try:
-        for doc in (
-            make_document(namespace, "public", PUBLIC_TEXT, {"eng"}),
-            make_document(namespace, "secret", SECRET_TEXT, {"hr"}),
-            make_document(other, "elsewhere", OTHER_TEXT, {"eng"}),
-        ):
-            await store.write_document(doc, paragraphs(doc.text), "test")
-        nodes = [
-            KnowledgeNode("kafka", NodeKind.ENTITY, "Kafka", ("public@1#0",)),
-            KnowledgeNode("order-api", NodeKind.ENTITY, "Order API", ("public@1#1",)),
-            KnowledgeNode("salary", NodeKind.CONCEPT, "Salary bands", ("secret@1#0",)),
-        ]
-        relations = [
-            Relation("order-api", "kafka", "DEPENDS_ON", ("public@1#1",)),
-            Relation("kafka", "salary", "FUNDS_SECRETLY", ("secret@1#0",)),
-        ]
-        await store.write_graph(namespace, nodes, relations)
-    finally:
-        await store.close()
 
 
 @pytest.fixture(scope="module")
 def world(neo4j_server: Any, embedder: Embedder) -> Iterator[World]:
-    namespace, other = "t2c" + uuid.uuid4().hex[:10], "t2c" + uuid.uuid4().hex[:10]
-    location = (neo4j_server.uri, neo4j_server.auth, neo4j_server.database)
-    asyncio.run(_seed(Neo4jGraphStore(*location), namespace, other))
-    with RecordedLLM() as llm:
-        chat = OpenAICompatibleChat(f"{llm.base_url}/v1", "recorded", max_retries=0)
-        provider = ContextProvider(
-            Neo4jGraphStore(*location),
-            embedder,
-            default_token_counter(),
-            CallerAssertedGrants(),
-            text2cypher=Text2CypherConfig(llm=chat, enabled=True, max_rows=10),
-        )
-        with provider.open():
-            yield World(provider, llm, namespace, other, neo4j_server)
-
-
-def ask(
-    world: World, case: str, answer: str, scopes: tuple[str, ...] = ("eng",)
-) -> ContextResponse:
-    world.llm.answers[case] = answer
-    request = ContextRequest(
-        query=f"Which chunks talk about Kafka? [case:{case}]",
-        principal_id="agent",
-        allowed_scopes=list(scopes),
-        namespace=world.namespace,
-        retrieval_mode=RetrievalMode.TEXT2CYPHER,
-        timeout_ms=20_000,
-    )
-    return world.provider.retrieve(request)
+    with text2cypher_world(neo4j_server, embedder) as opened:
+        yield opened
 
 
 # --- database checksum -----------------------------------------------------------------------
@@ -174,26 +77,37 @@ def load_corpus(canary: str) -> list[tuple[str, str]]:
     return [(case["id"], case["cypher"].replace("{canary}", canary)) for case in cases]
 
 
-def outcome(response: ContextResponse) -> tuple[bool, UnanswerableReason | None, bool]:
-    """(answerable, reason, whether a statement ran)."""
-    ran = any(stage.stage == "text2cypher.run" for stage in response.manifest.stages)
-    return response.answerable, response.reason, ran
+FOUND_NOTHING = (
+    "MATCH (c:Chunk {namespace: $namespace}) WHERE c.text CONTAINS 'no such words' RETURN c"
+)
+
+
+def refused_before_running(caplog: pytest.LogCaptureFixture) -> set[str]:
+    """Trace ids of the requests whose statement the guard or EXPLAIN refused (operator log)."""
+    return {
+        str(getattr(record, "trace_id", ""))
+        for record in caplog.records
+        if record.name == "graphctx.text2cypher"
+        and record.getMessage().startswith("text2cypher statement rejected")
+    }
 
 
 # --- attacks ---------------------------------------------------------------------------------
 def test_no_statement_of_the_attack_corpus_executes_and_the_database_is_unchanged(
-    world: World,
+    world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
     corpus = load_corpus(world.llm.canary)
+    nothing = observable(ask(world, "found-nothing", FOUND_NOTHING))
     before = database_checksum(world.server)
-    results = {}
+    caplog.set_level(logging.WARNING, logger="graphctx.text2cypher")
+    answers = {}
     for index, (case, statement) in enumerate(corpus):
         answer = f"```cypher\n{statement}\n```" if index % 2 else statement
-        results[case] = outcome(ask(world, case, answer))
+        answers[case] = observable(ask(world, case, answer))
     after = database_checksum(world.server)
-    rejected = (False, UnanswerableReason.CYPHER_REJECTED, False)
     assert len(corpus) >= 100
-    assert results == dict.fromkeys(results, rejected)
+    assert answers == dict.fromkeys(answers, nothing)
+    assert refused_before_running(caplog) == {f"t2c-{case}" for case, _ in corpus}
     assert (after, world.llm.canary_hits) == (before, 0)
 
 
@@ -242,7 +156,6 @@ def test_a_benign_match_over_chunks_returns_evidence_only_from_visible_documents
     assert [s.stage for s in response.manifest.stages] == [
         "text2cypher.schema",
         "text2cypher.llm",
-        "text2cypher.guard",
         "text2cypher.run",
         "fetch+freshness",
         "pack+gate",
@@ -288,12 +201,17 @@ def test_the_same_statement_returns_hidden_chunks_only_to_a_principal_who_may_se
     assert sorted(i.document_id for i in response.items) == ["public", "secret"]
 
 
-def test_an_oversized_limit_is_capped(world: World) -> None:
+def test_an_oversized_limit_is_capped(world: World, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="graphctx.text2cypher")
     response = ask(world, "limit", "MATCH (c:Chunk {namespace: $namespace}) RETURN c LIMIT 100000")
     ran = "MATCH (c:Chunk {namespace: $namespace}) RETURN c LIMIT 10"
-    digest = hashlib.sha256(ran.encode()).hexdigest()
+    logged = [
+        getattr(record, "guarded_sha256", None)
+        for record in caplog.records
+        if getattr(record, "trace_id", None) == "t2c-limit"
+    ]
     assert response.answerable
-    assert f"text2cypher: guarded statement sha256 {digest}" in response.manifest.route.reasons
+    assert logged == [hashlib.sha256(ran.encode()).hexdigest()]
 
 
 def test_the_prompt_carries_the_visible_schema_and_the_question_but_no_data(
@@ -315,3 +233,110 @@ def test_an_llm_that_fails_or_declines_yields_a_reason_not_an_exception(world: W
         UnanswerableReason.LLM_UNAVAILABLE,
         UnanswerableReason.NO_EVIDENCE,
     )
+
+
+# --- what a caller can learn from a statement's outcome (issue 13, item 2) ---------------------
+def returned_strings(*values: str) -> str:
+    return "UNWIND [" + ", ".join(f"'{v}'" for v in values) + "] AS x RETURN x AS chunk_id"
+
+
+def junk(count: int) -> list[str]:
+    return [f"hidden-guess-{i}" for i in range(count)]
+
+
+def test_strings_that_are_not_visible_chunk_ids_change_no_response_field(world: World) -> None:
+    """The old run stage counted every distinct string: ~4.7 bits per request."""
+    nothing = observable(ask(world, "nothing", FOUND_NOTHING))
+    visible = observable(ask(world, "visible", returned_strings("public@1#0")))
+    answers = {
+        **{
+            f"junk-{count}": observable(ask(world, f"junk-{count}", returned_strings(*junk(count))))
+            for count in (1, 4, 9)
+        },
+        "hidden-chunk-ids": observable(
+            ask(
+                world,
+                "hidden-chunk-ids",
+                "MATCH (d:Document {document_id: 'secret'})-[:HAS_CHUNK]->(c) "
+                "RETURN c.chunk_id AS chunk_id",
+            )
+        ),
+        "other-namespace": observable(
+            ask(world, "other-ns", "MATCH (c:Chunk) WHERE c.namespace <> $namespace RETURN c")
+        ),
+    }
+    padded = {
+        count: observable(
+            ask(world, f"padded-{count}", returned_strings(*junk(count), "public@1#0"))
+        )
+        for count in (1, 8)
+    }
+    assert answers == dict.fromkeys(answers, nothing)
+    assert padded == dict.fromkeys(padded, visible)
+
+
+def test_a_refused_a_failed_and_an_empty_statement_answer_alike(world: World) -> None:
+    """One answer for "rejected" and "found nothing": no bit from the guard, the server's
+    planner or a runtime error that a hidden value triggers."""
+    hidden_id_has_six_letters = (
+        "MATCH (d:Document {namespace: $namespace}) WHERE d.document_id STARTS WITH 'sec' "
+        "RETURN 1 / (size(d.document_id) - {n}) AS chunk_id"
+    )
+    cases = {
+        "refused-by-guard": "MATCH (c:Chunk) SET c.x = 1 RETURN c",
+        "refused-by-planner": "MATCH (c:Chunk) RETURN undefined_variable AS chunk_id",
+        "failed-when-hidden-is-true": hidden_id_has_six_letters.replace("{n}", "6"),
+        "ran-when-hidden-is-false": hidden_id_has_six_letters.replace("{n}", "7"),
+        "declined": "NO_QUERY",
+        "found-nothing": FOUND_NOTHING,
+    }
+    answers = {case: observable(ask(world, case, statement)) for case, statement in cases.items()}
+    assert answers["found-nothing"]["reason"] == UnanswerableReason.NO_EVIDENCE.value
+    assert answers == dict.fromkeys(answers, answers["found-nothing"])
+
+
+def test_the_statements_row_order_never_changes_the_bundle(world: World) -> None:
+    ids = ("public@1#1", "secret@1#0", "public@1#0")
+    forward = ask(world, "order-forward", returned_strings(*ids), scopes=("eng", "hr"))
+    backward = ask(world, "order-backward", returned_strings(*ids[::-1]), scopes=("eng", "hr"))
+    assert sorted(item.chunk_id for item in forward.items) == sorted(ids)
+    assert observable(forward) == observable(backward)
+
+
+def test_the_statement_hash_depends_on_the_statement_text_alone(world: World) -> None:
+    statements = {
+        "hash-refused": "MATCH (c:Chunk) SET c.x = 1 RETURN c",
+        "hash-empty": FOUND_NOTHING,
+        "hash-capped": "MATCH (c:Chunk {namespace: $namespace}) RETURN c LIMIT 100000",
+    }
+    reasons = {
+        case: [
+            r
+            for r in ask(world, case, statement).manifest.route.reasons
+            if r.startswith("text2cypher:")
+        ]
+        for case, statement in statements.items()
+    }
+    assert reasons == {
+        case: [STATEMENT_HASH_REASON + hashlib.sha256(statement.encode()).hexdigest()]
+        for case, statement in statements.items()
+    }
+
+
+def test_only_short_id_strings_cross_the_wire_whatever_the_statement_builds(
+    world: World,
+) -> None:
+    """A value that shares itself 2^40 times is tiny in the server and endless on the wire:
+    the server-side projection sends ids only, so graphctx never receives it."""
+    doubling = "WITH 1 AS s " + " ".join(["WITH [s, s] AS s"] * 40) + " RETURN s AS chunk_id"
+    started = time.monotonic()
+    endless = ask(world, "self-sharing-list", doubling)
+    elapsed = time.monotonic() - started
+    listed = ask(
+        world,
+        "list-of-chunks",
+        "MATCH (c:Chunk {namespace: $namespace}) WITH collect(c) AS cs RETURN cs",
+    )
+    nothing = observable(ask(world, "nothing-again", FOUND_NOTHING))
+    assert (observable(endless), elapsed < 15.0) == (nothing, True)
+    assert sorted(item.chunk_id for item in listed.items) == ["public@1#0", "public@1#1"]

@@ -18,14 +18,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import yaml
 from harness import instrumented, run
 
-lexer, guard = instrumented(
-    "graphctx.retrieve.text2cypher.lexer", "graphctx.retrieve.text2cypher.guard"
+lexer, _bounds, guard = instrumented(
+    "graphctx.retrieve.text2cypher.lexer",
+    "graphctx.retrieve.text2cypher.bounds",
+    "graphctx.retrieve.text2cypher.guard",
 )
 LexError, TokenKind, tokenize = lexer.LexError, lexer.TokenKind, lexer.tokenize
 GuardedStatement, Rejection = guard.GuardedStatement, guard.Rejection
 guard_statement = guard.guard_statement
 POLICY = guard.GuardPolicy(max_rows=25)
-ATTACKS = Path(__file__).resolve().parents[2] / "tests/integration/test_text2cypher_attacks.yaml"
+CORPORA = Path(__file__).resolve().parents[2] / "tests/integration"
+ATTACKS = (CORPORA / "test_text2cypher_attacks.yaml", CORPORA / "test_text2cypher_dos.yaml")
 NEVER_AS_CODE = frozenset(
     {"create", "merge", "set", "delete", "detach", "remove", "foreach", "insert", "load",
      "drop", "alter", "grant", "deny", "revoke", "transactions", "periodic", "profile"}
@@ -52,7 +55,7 @@ def test_one_input(data: bytes) -> None:
 
 
 def seeds() -> list[bytes]:
-    cases = yaml.safe_load(ATTACKS.read_text("utf-8"))
+    cases = [case for path in ATTACKS for case in yaml.safe_load(path.read_text("utf-8"))]
     benign = "MATCH (c:Chunk) WHERE c.namespace = $namespace RETURN c.chunk_id AS chunk_id"
     return [benign.encode(), *(case["cypher"].encode() for case in cases)]
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import secrets
 import shutil
 import signal
 import subprocess
@@ -67,7 +66,7 @@ class RestartableNeo4j:
         self._heap = heap
         self.home = home
         self.bolt_port = port
-        self.password = secrets.token_urlsafe(18)
+        self.password = server.initial_password()  # never read as an option, repr hidden
         self.user: str = server.USER
         self.database: str = server.DATABASE
         self.version: str = server.neo4j_version()

@@ -39,6 +39,7 @@ import secrets
 import shutil
 import signal
 import socket
+import string
 import subprocess
 import sys
 import tempfile
@@ -50,11 +51,14 @@ from pathlib import Path
 __all__ = [
     "DEFAULT_CACHE_DIR",
     "MIN_JAVA_MAJOR",
+    "PASSWORD_LENGTH",
     "POM_PATH",
     "JavaRuntime",
     "Neo4jServer",
     "Neo4jUnavailable",
+    "Secret",
     "find_java",
+    "initial_password",
     "launch_jvm",
     "neo4j_version",
     "resolve_jars",
@@ -77,6 +81,27 @@ _PORT_IN_USE_RE = re.compile(r"Address already in use|BindException", re.IGNOREC
 _VERSION_RE = re.compile(r"<neo4j\.version>\s*([^<\s]+)\s*</neo4j\.version>")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 _JAVA_VERSION_RE = re.compile(r'version "(\d+)(?:\.(\d+))?')
+PASSWORD_LENGTH = 24  # 24 alphanumerics: about 143 bits
+_PASSWORD_ALPHABET = string.ascii_letters + string.digits
+
+
+class Secret(str):
+    """A string whose ``repr`` hides it: pytest prints the arguments of every frame of a
+    failing fixture, and ``subprocess.TimeoutExpired`` prints its command line."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+
+def initial_password() -> Secret:
+    """A fresh password that no command line parser can read as an option.
+
+    ``neo4j-admin dbms set-initial-password <password>`` takes it as an argument, and one
+    starting with ``-`` is an (unknown) option there: letters and digits only.
+    """
+    return Secret("".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(PASSWORD_LENGTH)))
 
 
 class Neo4jUnavailable(RuntimeError):
@@ -109,7 +134,7 @@ class Neo4jServer:
 
     uri: str
     user: str
-    password: str
+    password: str = field(repr=False)  # a Secret from running_neo4j: its repr hides it too
     database: str
     version: str
     bolt_port: int
@@ -410,7 +435,7 @@ def _child_setup() -> None:  # pragma: no cover - runs in the forked child
 
 
 def _set_initial_password(
-    java: JavaRuntime, lib: Path, home: Path, conf: Path, pw: str, *, timeout_s: float
+    java: JavaRuntime, lib: Path, home: Path, conf: Path, pw: Secret, *, timeout_s: float
 ) -> None:
     cmd = [
         str(java.executable), *_jvm_flags(java, home, "256m"), "-cp", f"{lib}/*",
@@ -421,10 +446,11 @@ def _set_initial_password(
         done = subprocess.run(
             cmd, capture_output=True, text=True, env=env, timeout=timeout_s, check=False
         )
-    except subprocess.TimeoutExpired as exc:
+    except subprocess.TimeoutExpired:
+        # Not chained: the TimeoutExpired would print the command line, password included.
         raise Neo4jUnavailable(
             "startup-timeout", f"set-initial-password took over {timeout_s:.0f} s"
-        ) from exc
+        ) from None
     if done.returncode != 0 or not (home / "data" / "dbms" / "auth.ini").is_file():
         tail = _tail_text((done.stdout + "\n" + done.stderr).replace(pw, "***"), 30)
         raise Neo4jUnavailable("admin-failed", "neo4j-admin set-initial-password failed", tail)
@@ -508,7 +534,7 @@ def _start_once(
     deadline = time.monotonic() + startup_timeout_s
     port = _free_port()
     conf = _write_config(home, port, pagecache)
-    password = secrets.token_urlsafe(18)
+    password = initial_password()
     _set_initial_password(java, lib, home, conf, password, timeout_s=startup_timeout_s)
     process = launch_jvm(java, lib, home, port, heap=heap, deadline=deadline)
     return Neo4jServer(

@@ -29,7 +29,6 @@ class UnanswerableReason(StrEnum):
     BUDGET_TOO_SMALL = "budget_too_small"
     DEADLINE_EXCEEDED = "deadline_exceeded"
     MODE_UNSUPPORTED = "mode_unsupported"
-    CYPHER_REJECTED = "cypher_rejected"  # text2cypher: the guard refused the generated statement
     LLM_UNAVAILABLE = "llm_unavailable"  # text2cypher: the LLM endpoint failed
 
 

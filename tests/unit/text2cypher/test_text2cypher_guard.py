@@ -161,3 +161,101 @@ def test_an_allowed_procedure_can_be_widened_by_policy_only() -> None:
         "procedure_not_allowed",
         GuardedStatement,
     )
+
+
+# --- guard: resource bounds (issue 13, item 1) -------------------------------------------------
+@pytest.mark.parametrize(
+    ("statement", "code"),
+    [
+        ("RETURN reduce(s = 0, i IN range(1, 5) | s + i) AS n", "function_not_allowed"),
+        ("RETURN `reduce`(s = 0, i IN [1] | s) AS n", "function_not_allowed"),
+        ("WITH 'xx' AS s RETURN replace(s, 'x', s) AS n", "function_not_allowed"),
+        ("RETURN [x IN [1, 2] | x] AS n", "list_comprehension"),
+        ("RETURN [x IN $scopes WHERE x = 'a'] AS n", "list_comprehension"),
+        ("MATCH (c:Chunk) RETURN [(c)<-[:HAS_CHUNK]-(d) | d] AS n", "pattern_comprehension"),
+        ("RETURN any(a IN [1] WHERE any(b IN [2] WHERE a = b)) AS n", "nested_iteration"),
+        (
+            "RETURN all(a IN [1] WHERE EXISTS { UNWIND [2] AS b WITH b WHERE none(c IN [b] "
+            "WHERE c = a) RETURN b }) AS n",
+            "nested_iteration",
+        ),
+        ("UNWIND range(1, 101) AS i RETURN i", "range_too_large"),
+        ("UNWIND range(1000, 1, -1) AS i RETURN i", "range_too_large"),
+        ("UNWIND range(1, 9e18) AS i RETURN i", "range_not_literal"),
+        ("UNWIND range(1, 0x10) AS i RETURN i", "range_not_literal"),
+        ("WITH 5 AS n UNWIND range(1, n) AS i RETURN i", "range_not_literal"),
+        ("UNWIND range(1, 10, 0) AS i RETURN i", "range_not_literal"),
+        ("RETURN '" + "x" * 201 + "' AS n", "literal_too_large"),
+        ("RETURN [" + ", ".join(["1"] * 101) + "] AS n", "literal_too_large"),
+        ("WITH 'a' AS s RETURN s + s AS n", "operator_not_allowed"),
+        ("WITH 'a' AS s RETURN s + 1 + s AS n", "operator_not_allowed"),
+        ("WITH 'a' AS s RETURN s + 1 * 2 AS n", "operator_not_allowed"),
+        ("MATCH p = (a)-->+(b) RETURN p", "operator_not_allowed"),
+        ("MATCH p = (a)-->*(b) RETURN p", "operator_not_allowed"),
+        ("MATCH p = (a) ((x)--(y))* (b) RETURN p", "operator_not_allowed"),
+        ("MATCH p = (a) ((x)--(y)){1,3} (b) RETURN p", "quantified_path"),
+        ("MATCH p = (a)-[*]-(b) RETURN p", "unbounded_path"),
+        ("MATCH p = (a)-[:R*2..]-(b) RETURN p", "unbounded_path"),
+        ("MATCH p = (a)-[*..4]-(b) RETURN p", "unbounded_path"),
+        ("MATCH p = (a)-[*5]-(b) RETURN p", "unbounded_path"),
+        ("MATCH (c:Chunk) RETURN c SKIP 1001", "literal_too_large"),
+        ("MATCH (c:Chunk) WITH c LIMIT size($scopes) RETURN c", "limit_not_literal"),
+        (
+            "CALL db.index.fulltext.queryNodes('graphctx_chunk_text', '*a*') YIELD node "
+            "RETURN node",
+            "procedure_arguments",
+        ),
+        (
+            "MATCH (c:Chunk) WITH c.text AS t CALL db.index.fulltext.queryNodes("
+            "'graphctx_chunk_text', t) YIELD node RETURN node",
+            "procedure_arguments",
+        ),
+        ("RETURN (1 AS n", "unbalanced"),
+    ],
+)
+def test_statements_that_loop_grow_or_walk_without_bound_are_refused(
+    statement: str, code: str
+) -> None:
+    assert verdict(statement) == code
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UNWIND range(1, 100) AS i RETURN i",
+        "UNWIND range(10, 1, -1) AS i RETURN i",
+        "MATCH (c:Chunk) WHERE c.ordinal = 2 + 1 RETURN c",
+        "MATCH (a:Chunk), (b:Chunk) WHERE b.ordinal = a.ordinal + 1 RETURN b",
+        "MATCH (c:Chunk) WHERE c.ordinal * 2 > 3 AND (c.ordinal - 1) * 2 < 9 RETURN c",
+        "MATCH (c:Chunk) RETURN count(*) AS n",
+        "MATCH (c:Chunk) WITH * RETURN c",
+        "MATCH p = (a:Knowledge)-[:DEPENDS_ON*1..3]->(b) RETURN b",
+        "MATCH p = (a:Knowledge)-[*2]-(b) RETURN b",
+        "MATCH (c:Chunk) WHERE c.chunk_id IN ['a@1#0', 'b@1#1'] RETURN c",
+        "MATCH (c:Chunk) WHERE c {.text}.text CONTAINS 'x' RETURN c",
+        "MATCH (c:Chunk) RETURN c ORDER BY c.ordinal SKIP 5 LIMIT 100000",
+        "MATCH (k:Knowledge)-[:A|B]->(c) RETURN c",
+    ],
+)
+def test_the_bounded_forms_evidence_retrieval_uses_pass(statement: str) -> None:
+    assert verdict(statement) == "ok"
+
+
+@given(st.integers(-300, 300), st.integers(-300, 300), st.sampled_from([1, 2, 3, -1, -2]))
+def test_a_literal_range_passes_exactly_when_it_has_at_most_100_items(
+    start: int, stop: int, step: int
+) -> None:
+    items = len(range(start, stop + (1 if step > 0 else -1), step))
+    assert (verdict(f"UNWIND range({start}, {stop}, {step}) AS i RETURN i") == "ok") == (
+        items <= 100
+    )
+
+
+@given(
+    st.sampled_from(["s", "c.text", "$scopes", "'x'", "[1]", "(s)", "-1", "toString(s)"]),
+    st.sampled_from([" ", "", "\n", " /* c */ "]),
+)
+def test_a_plus_never_adds_anything_but_a_number_literal(operand: str, space: str) -> None:
+    assert verdict(f"WITH 'a' AS s RETURN s{space}+{space}{operand} AS n") == (
+        "operator_not_allowed"
+    )

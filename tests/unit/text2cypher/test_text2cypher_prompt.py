@@ -8,7 +8,8 @@ from graphctx.embed import Embedder
 from graphctx.ingest.extract.chat import ChatMessage
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
-from graphctx.retrieve.text2cypher import Text2CypherConfig, chunk_ids_in_rows
+from graphctx.retrieve.text2cypher import Text2CypherConfig
+from graphctx.retrieve.text2cypher.projection import project_chunk_ids, projected_chunk_ids
 from graphctx.retrieve.text2cypher.prompt import build_messages, describe_schema, extract_statement
 from graphctx.store.sqlite.store import SqliteGraphStore
 
@@ -42,13 +43,21 @@ def test_the_messages_hold_schema_rules_and_question() -> None:
     assert "(:Document)-[:HAS_CHUNK]->(:Chunk)" in system.content
 
 
-def test_only_chunk_ids_leave_the_rows() -> None:
+def test_only_projected_id_strings_leave_the_rows() -> None:
     rows: list[dict[str, object]] = [
-        {"c": {"chunk_id": "a", "text": "secret"}, "text": "secret", "n": 3},
-        {"chunk_id": "b", "other": "c", "cs": [{"chunk_id": "c"}, {"chunk_id": "a"}]},
-        {"d": {"document_id": "doc"}, "chunk_id": 5},
+        {"chunk_ids": [["a"], [], ["b", None]]},
+        {"chunk_ids": [["a", "c"], "not-a-column-list", [5]]},
+        {"chunk_ids": None},
+        {"other": [["x"]]},
     ]
-    assert chunk_ids_in_rows(rows) == ["a", "b", "c"]
+    assert projected_chunk_ids(rows) == ["a", "b", "c"]
+
+
+def test_column_names_are_quoted_in_the_projection() -> None:
+    text = project_chunk_ids("MATCH (c) RETURN c AS `odd``name`", ["odd`name"], 5)
+    assert text.startswith("CALL () {\nMATCH (c) RETURN c AS `odd``name`\n}\nRETURN [")
+    assert "[`odd``name`, 0][0] IS :: NODE" in text
+    assert "[`odd``name`, 0][0][..5]" in text
 
 
 def request(mode: RetrievalMode = RetrievalMode.TEXT2CYPHER) -> ContextRequest:

@@ -10,7 +10,6 @@ from graphctx.retrieve.text2cypher.retriever import (
     CypherReader,
     Text2CypherConfig,
     Text2CypherOutcome,
-    chunk_ids_in_rows,
     run_text2cypher,
 )
 
@@ -21,7 +20,6 @@ __all__ = [
     "Rejection",
     "Text2CypherConfig",
     "Text2CypherOutcome",
-    "chunk_ids_in_rows",
     "guard_statement",
     "run_text2cypher",
 ]

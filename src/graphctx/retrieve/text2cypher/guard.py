@@ -13,7 +13,11 @@ A statement passes only if, on its tokens (see :mod:`.lexer`):
    function (backtick quoting and case are normalised first); ``CALL {}`` / ``CALL () {}``
    subqueries are allowed, their contents checked like the rest;
 4. it uses no parameter except the ones graphctx supplies, and no top-level ``UNION``;
-5. it ends in a LIMIT no larger than the cap: a larger one is lowered, a missing one added.
+5. it stays inside the resource bounds of :mod:`.bounds` (no ``reduce``, no comprehensions,
+   no nested iteration, literal and small ``range`` bounds, literal size caps, bounded
+   variable-length paths, ``+`` only with a number literal): Neo4j's transaction timeout and
+   memory limits do not stop an expression that loops or grows inside one row;
+6. it ends in a LIMIT no larger than the cap: a larger one is lowered, a missing one added.
 
 The statement that runs is the guarded text (comments removed), so the server executes
 exactly what was checked. The server-side half (``EXPLAIN`` must classify it read-only, a
@@ -26,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from graphctx.retrieve.text2cypher.bounds import check_bounds
 from graphctx.retrieve.text2cypher.lexer import LexError, Token, TokenKind, strip_comments, tokenize
 
 __all__ = [
@@ -60,19 +65,23 @@ FORBIDDEN_KEYWORDS = frozenset(
 
 ALLOWED_PROCEDURES = frozenset({"db.index.fulltext.querynodes"})
 
+# What evidence retrieval needs: predicates, aggregates, accessors, conversions of scalars.
+# Left out on purpose: reduce (a loop no timeout interrupts), replace and split (a value that
+# grows with every WITH), normalize, tail and the apoc.* / plugin namespaces. ``range`` is
+# allowed only with small literal bounds (see .bounds).
 ALLOWED_FUNCTIONS = frozenset(
     {
         "abs", "all", "allshortestpaths", "any", "avg", "btrim", "ceil", "char_length",
         "character_length", "coalesce", "collect", "count", "date", "datetime", "duration",
         "elementid", "endnode", "exists", "floor", "head", "id", "isempty", "isnan", "keys",
         "labels", "last", "left", "length", "localdatetime", "localtime", "lower", "ltrim",
-        "max", "min", "nodes", "none", "normalize", "nullif", "percentilecont",
-        "percentiledisc", "properties", "range", "reduce", "relationships", "replace",
-        "reverse", "right", "round", "rtrim", "shortestpath", "sign", "single", "size",
-        "split", "sqrt", "startnode", "stdev", "stdevp", "substring", "sum", "tail", "time",
-        "toboolean", "tobooleanornull", "tofloat", "tofloatornull", "tointeger",
-        "tointegerornull", "tolower", "tostring", "tostringornull", "toupper", "trim", "type",
-        "upper", "valuetype", "vector.similarity.cosine", "vector.similarity.euclidean",
+        "max", "min", "nodes", "none", "nullif", "percentilecont", "percentiledisc",
+        "properties", "range", "relationships", "reverse", "right", "round", "rtrim",
+        "shortestpath", "sign", "single", "size", "sqrt", "startnode", "stdev", "stdevp",
+        "substring", "sum", "time", "toboolean", "tobooleanornull", "tofloat",
+        "tofloatornull", "tointeger", "tointegerornull", "tolower", "tostring",
+        "tostringornull", "toupper", "trim", "type", "upper", "valuetype",
+        "vector.similarity.cosine", "vector.similarity.euclidean",
     }
 )  # fmt: skip
 
@@ -135,6 +144,7 @@ def guard_statement(statement: str, policy: GuardPolicy) -> GuardedStatement | R
         or _calls(tokens, policy)
         or _parameters(tokens, policy)
         or _top_level_union(tokens)
+        or _within_bounds(tokens)
     )
     if rejection is not None:
         return rejection
@@ -244,6 +254,11 @@ def _top_level_union(tokens: Sequence[Token]) -> Rejection | None:
         if token.kind is TokenKind.IDENT and token.value == "union":
             return Rejection("union", "")
     return None
+
+
+def _within_bounds(tokens: Sequence[Token]) -> Rejection | None:
+    violation = check_bounds(tokens)
+    return None if violation is None else Rejection(violation.code, violation.detail[:80])
 
 
 def _bounded(text: str, tokens: Sequence[Token], cap: int) -> GuardedStatement:

@@ -2,16 +2,23 @@
 
 The statement runs only when every layer agrees:
 
-1. the static guard (:mod:`.guard`): one reading statement, no writing/admin/I/O keyword,
-   only allow-listed procedures and functions, LIMIT enforced;
+1. the static guard (:mod:`.guard`, :mod:`.bounds`): one reading statement, no writing/admin/
+   I/O keyword, only allow-listed procedures and functions, inside the resource bounds (no
+   loops, comprehensions or growing values), LIMIT enforced;
 2. the server: ``EXPLAIN`` in a READ transaction must classify it ``r`` (read only);
 3. the run itself is a READ access-mode transaction whose timeout is the request deadline,
    so the server refuses any write the first two layers missed.
 
-What leaves is only Chunk ids (Chunk nodes or a ``chunk_id`` column); every other value in
-the rows is dropped. The provider re-fetches the ids through the scoped ``fetch_chunks``
-(namespace + effective scopes) and the output gate, so a statement that reads another
-namespace or an invisible document yields nothing from it.
+What leaves the server is only Chunk id strings: the statement runs wrapped in a projection
+(:mod:`.projection`) that the server evaluates. The provider re-fetches the ids through the
+scoped ``fetch_chunks`` (namespace + effective scopes) and the output gate, reports how many
+of them are visible, and orders them itself: the statement's row order and every id that is
+not a visible chunk leave no trace in the response.
+
+One answer for "nothing": a statement that the guard or the server refused, that failed, that
+the LLM declined to write, or that returned nothing visible all give ``no_evidence`` with the
+same stage reports (the operator log says which). Only the deadline and an unavailable LLM
+give other reasons.
 
 Known limit: the statement may *read* invisible nodes while choosing which visible chunks to
 return (a boolean oracle on hidden data). Only visible chunk text ever leaves, but the choice
@@ -25,7 +32,7 @@ import asyncio
 import hashlib
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -39,6 +46,7 @@ from graphctx.retrieve.text2cypher.guard import (
     Rejection,
     guard_statement,
 )
+from graphctx.retrieve.text2cypher.projection import project_chunk_ids, projected_chunk_ids
 from graphctx.retrieve.text2cypher.prompt import (
     MAX_RELATION_TYPES,
     build_messages,
@@ -51,7 +59,6 @@ __all__ = [
     "CypherReader",
     "Text2CypherConfig",
     "Text2CypherOutcome",
-    "chunk_ids_in_rows",
     "run_text2cypher",
 ]
 
@@ -62,7 +69,6 @@ SCHEMA_SHARE = 0.1  # of the remaining request time
 LLM_SHARE = 0.6
 RUN_SHARE = 0.6  # explain + run; what remains is left for fetch, packing and the output gate
 READ_ONLY_QUERY_TYPE = "r"
-MAX_VALUE_DEPTH = 3  # lists of Chunk nodes are followed this deep
 
 
 @runtime_checkable
@@ -97,10 +103,21 @@ class Text2CypherConfig:
 
 @dataclass(frozen=True)
 class Text2CypherOutcome:
+    """What the statement proposed, before the scoped fetch decides what is visible.
+
+    ``reason`` is set only for what a caller may learn without learning anything about the
+    data: the deadline ran out, or the LLM endpoint failed. A statement that was refused, that
+    the server refused or failed, that the LLM declined to write or that returned nothing all
+    end the same way: no ``chunk_ids`` and no reason (the log tells the operator which).
+    ``run_started`` is when the guard started, for the ``text2cypher.run`` report that the
+    caller writes once it knows how many of the ids are visible.
+    """
+
     chunk_ids: tuple[str, ...]
     stages: tuple[StageReport, ...]
-    reason: UnanswerableReason | None = None  # set when nothing can be returned
-    statement_sha256: str | None = None  # of the statement that ran (for the manifest)
+    run_started: float
+    reason: UnanswerableReason | None = None  # deadline_exceeded or llm_unavailable only
+    statement_sha256: str | None = None  # of the statement as the LLM wrote it
 
 
 @dataclass
@@ -120,8 +137,11 @@ class _Run:
             )
         )
 
-    def stop(self, reason: UnanswerableReason) -> Text2CypherOutcome:
-        return Text2CypherOutcome((), tuple(self.stages), reason)
+    def stop(self, reason: UnanswerableReason, started: float) -> Text2CypherOutcome:
+        return Text2CypherOutcome((), tuple(self.stages), started, reason)
+
+    def nothing(self, started: float, digest: str | None) -> Text2CypherOutcome:
+        return Text2CypherOutcome((), tuple(self.stages), started, None, digest)
 
 
 async def run_text2cypher(
@@ -143,18 +163,19 @@ async def run_text2cypher(
             reply = await asyncio.to_thread(config.llm.complete, messages)
     except TimeoutError:
         run.report("llm", StageStatus.TIMED_OUT, started)
-        return run.stop(UnanswerableReason.DEADLINE_EXCEEDED)
+        return run.stop(UnanswerableReason.DEADLINE_EXCEEDED, started)
     except GraphctxError as exc:
         run.report("llm", StageStatus.FAILED, started, detail=exc.code)
-        return run.stop(UnanswerableReason.LLM_UNAVAILABLE)
+        return run.stop(UnanswerableReason.LLM_UNAVAILABLE, started)
     run.report("llm", StageStatus.OK, started)
 
+    started = time.monotonic()
     statement = extract_statement(reply)
     if statement is None:
-        run.report("guard", StageStatus.SKIPPED, time.monotonic(), detail="no_query")
-        return run.stop(UnanswerableReason.NO_EVIDENCE)
+        log.info("text2cypher: the LLM wrote no statement", extra={"trace_id": trace_id})
+        return run.nothing(started, None)
     return await _guard_and_run(
-        reader, config, namespace, statement, scopes, deadline, run, trace_id
+        reader, config, namespace, statement, scopes, deadline, run, trace_id, started
     )
 
 
@@ -189,81 +210,51 @@ async def _guard_and_run(
     deadline: Deadline,
     run: _Run,
     trace_id: str,
+    started: float,
 ) -> Text2CypherOutcome:
-    started = time.monotonic()
+    digest = _sha256(statement)
+    context = {"trace_id": trace_id, "statement_sha256": digest}
     guarded = guard_statement(statement, config.policy())
     if isinstance(guarded, Rejection):
-        return _rejected(run, started, guarded, statement, trace_id)
+        log.warning("text2cypher statement rejected: %s", guarded, extra=context)
+        return run.nothing(started, digest)
     parameters = {"namespace": namespace, "scopes": sorted(scopes)}
     run_deadline = deadline.slice_at(RUN_SHARE)
     try:
         query_type, columns = await reader.explain_read(guarded.text, parameters, run_deadline)
     except StageTimeout:
-        run.report("guard", StageStatus.TIMED_OUT, started)
-        return run.stop(UnanswerableReason.DEADLINE_EXCEEDED)
+        run.report("run", StageStatus.TIMED_OUT, started)
+        return run.stop(UnanswerableReason.DEADLINE_EXCEEDED, started)
     except StoreUnavailableError:
         raise
     except GraphctxError as exc:
-        return _rejected(run, started, Rejection("server_refused", exc.code), statement, trace_id)
+        log.warning("text2cypher statement rejected: server_refused:%s", exc.code, extra=context)
+        return run.nothing(started, digest)
     if query_type != READ_ONLY_QUERY_TYPE:
-        verdict = Rejection("not_read_only", query_type or "unknown")
-        return _rejected(run, started, verdict, statement, trace_id)
-    detail = "limit_added" if guarded.limit_added else ""
-    run.report("guard", StageStatus.OK, started, len(columns), detail=detail)
+        verdict = query_type or "unknown"
+        log.warning("text2cypher statement rejected: not_read_only:%s", verdict, extra=context)
+        return run.nothing(started, digest)
 
-    started = time.monotonic()
+    projection = project_chunk_ids(guarded.text, columns, guarded.limit)
     try:
-        rows = await reader.run_statement_read(guarded.text, parameters, run_deadline)
+        rows = await reader.run_statement_read(projection, parameters, run_deadline)
     except StageTimeout:
         run.report("run", StageStatus.TIMED_OUT, started)
-        return run.stop(UnanswerableReason.DEADLINE_EXCEEDED)
+        return run.stop(UnanswerableReason.DEADLINE_EXCEEDED, started)
     except StoreUnavailableError:
         raise
     except GraphctxError as exc:
-        run.report("run", StageStatus.FAILED, started, detail=exc.code)
-        return run.stop(UnanswerableReason.CYPHER_REJECTED)
-    chunk_ids = chunk_ids_in_rows(rows[: guarded.limit])[: guarded.limit]
-    run.report("run", StageStatus.OK, started, len(chunk_ids))
-    digest = hashlib.sha256(guarded.text.encode()).hexdigest()
-    if not chunk_ids:
-        outcome = run.stop(UnanswerableReason.NO_EVIDENCE)
-        return Text2CypherOutcome((), outcome.stages, outcome.reason, digest)
-    return Text2CypherOutcome(tuple(chunk_ids), tuple(run.stages), None, digest)
-
-
-def _rejected(
-    run: _Run, started: float, rejection: Rejection, statement: str, trace_id: str
-) -> Text2CypherOutcome:
-    log.warning(
-        "text2cypher statement rejected: %s",
-        rejection,
-        extra={
-            "trace_id": trace_id,
-            "statement_sha256": hashlib.sha256(statement.encode()).hexdigest(),
-        },
+        log.warning("text2cypher statement failed: %s", exc, extra=context)
+        return run.nothing(started, digest)
+    chunk_ids = projected_chunk_ids(rows[: guarded.limit])[: guarded.limit]
+    log.info(
+        "text2cypher statement ran: %d rows, %d chunk ids",
+        len(rows),
+        len(chunk_ids),
+        extra={**context, "guarded_sha256": _sha256(guarded.text)},
     )
-    run.report("guard", StageStatus.FAILED, started, detail=str(rejection)[:200])
-    return run.stop(UnanswerableReason.CYPHER_REJECTED)
+    return Text2CypherOutcome(tuple(chunk_ids), tuple(run.stages), started, None, digest)
 
 
-def chunk_ids_in_rows(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Chunk ids in result rows, in row order, each once: Chunk nodes (which the driver hands
-    over as property maps carrying ``chunk_id``), lists of them, or a ``chunk_id`` column.
-    Every other value is dropped."""
-    found: dict[str, None] = {}
-    for row in rows:
-        for column, value in row.items():
-            for chunk_id in _chunk_ids(column, value, 0):
-                found.setdefault(chunk_id, None)
-    return list(found)
-
-
-def _chunk_ids(column: str, value: object, depth: int) -> list[str]:
-    if isinstance(value, str):
-        return [value] if column == "chunk_id" else []
-    if isinstance(value, Mapping):
-        chunk_id = value.get("chunk_id")
-        return [chunk_id] if isinstance(chunk_id, str) else []
-    if isinstance(value, list) and depth < MAX_VALUE_DEPTH:
-        return [cid for item in value for cid in _chunk_ids(column, item, depth + 1)]
-    return []
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
