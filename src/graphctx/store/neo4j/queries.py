@@ -83,7 +83,8 @@ PING: Final = "RETURN 1 AS ok"
 
 # --- write path: documents ------------------------------------------------------------------
 # Locks the namespace (serialising its writers) and returns what a write needs to decide:
-# the namespace's embedder, the latest version, and the chunks of all versions by scope set.
+# the namespace's embedder, the latest version, the chunks of all versions by scope set, and
+# the scopes of the older versions.
 BEGIN_DOCUMENT_WRITE: Final = """
 MERGE (n:Namespace {name: $namespace})
 SET n.writes = coalesce(n.writes, 0) + 1
@@ -95,7 +96,12 @@ OPTIONAL MATCH (:Document {namespace: $namespace, document_id: $document_id})
 WITH n, latest, c.acl_key AS key, count(c) AS chunks
 RETURN n.embedder AS embedder, n.dimension AS dimension, coalesce(n.chunk_seq, 0) AS chunk_seq,
        latest {.version, .version_seq, .content_hash, .metadata_hash, .scopes} AS latest,
-       [row IN collect({key: key, chunks: chunks}) WHERE row.key IS NOT NULL] AS footprint
+       [row IN collect({key: key, chunks: chunks}) WHERE row.key IS NOT NULL] AS footprint,
+       COLLECT {
+           MATCH (older:Document {namespace: $namespace, document_id: $document_id})
+           WHERE NOT older.is_latest
+           RETURN older {.scopes}
+       } AS older_scopes
 """
 
 SET_NAMESPACE_EMBEDDER: Final = """
