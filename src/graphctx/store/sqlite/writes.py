@@ -19,6 +19,7 @@ import numpy as np
 
 from graphctx.errors import ConfigurationError
 from graphctx.store.records import (
+    MENTIONS,
     Expectation,
     KnowledgeNode,
     NewChunk,
@@ -350,13 +351,37 @@ def delete_document_versions(
         "SELECT id FROM documents WHERE namespace = ? AND document_id = ?",
         (namespace, document_id),
     ).fetchall()
+    homed = [
+        node_id
+        for (node_id,) in conn.execute(
+            f"""SELECT DISTINCT s.node_id FROM node_support s JOIN chunks c ON c.id = s.chunk
+                JOIN documents d ON d.id = c.doc
+                WHERE d.namespace = ? AND d.document_id = ? AND s.link != '{MENTIONS}'""",
+            (namespace, document_id),
+        )
+    ]
     for (doc,) in rows:
         _delete_chunks(conn, doc)
         conn.execute("DELETE FROM documents WHERE id = ?", (doc,))
     if rows:
         _count_layout_change(conn)
+    _drop_mentions_of_homeless_nodes(conn, namespace, homed)
     _delete_orphan_nodes(conn, namespace)
     return len(rows)
+
+
+def _drop_mentions_of_homeless_nodes(
+    conn: sqlite3.Connection, namespace: str, node_ids: Sequence[str]
+) -> None:
+    """A node whose every home link (anything but a mention) was in the deleted document goes
+    with it: mentions elsewhere point at it, they do not make it (the document node that
+    other chunks mention by its title would otherwise keep the deleted id and title)."""
+    conn.executemany(
+        f"""DELETE FROM node_support WHERE namespace = ? AND node_id = ?
+            AND NOT EXISTS (SELECT 1 FROM node_support h WHERE h.namespace = ?
+                            AND h.node_id = ? AND h.link != '{MENTIONS}')""",
+        [(namespace, node_id, namespace, node_id) for node_id in node_ids],
+    )
 
 
 def _iso(value: datetime | None) -> str | None:
