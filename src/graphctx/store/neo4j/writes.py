@@ -247,13 +247,20 @@ async def delete_document(
     await fetch(tx, queries.DELETE_DOCUMENT_VERSIONS, namespace=namespace, document_id=document_id)
     if chunk_ids:
         await fetch(tx, queries.PRUNE_RELATION_SUPPORT, namespace=namespace, chunk_ids=chunk_ids)
-    if footprint["node_ids"]:
+    if footprint["homed_ids"]:
         await fetch(
             tx,
-            queries.DELETE_UNSUPPORTED_NODES,
+            queries.DROP_MENTIONS_OF_HOMELESS_NODES,
             namespace=namespace,
-            node_ids=footprint["node_ids"],
+            node_ids=footprint["homed_ids"],
         )
+    if footprint["node_ids"]:
+        for statement in (
+            queries.DROP_NAMES_OF_UNSUPPORTED_NODES,
+            queries.RETIRE_UNSUPPORTED_NODES,
+        ):
+            await fetch(tx, statement, namespace=namespace, node_ids=footprint["node_ids"])
+    await fetch(tx, queries.DELETE_LONE_PENDING_NODES, namespace=namespace)
     deltas: dict[str, int] = {}
     for key in footprint["chunk_keys"]:
         deltas[str(key)] = deltas.get(str(key), 0) - 1
@@ -295,19 +302,15 @@ async def write_graph(
     if lock is None or (missing is not None and missing["missing"]):
         unknown = ", ".join(sorted(chunk_ids if missing is None else missing["missing"])[:5])
         raise ValueError(f"unknown supporting chunk ids: {unknown}")
-    endpoints = sorted(
-        ({rel.source_id for rel in relations} | {rel.target_id for rel in relations})
-        - {node.node_id for node in nodes}
-    )
-    absent = await fetch_one(tx, queries.MISSING_NODES, namespace=namespace, node_ids=endpoints)
-    if absent is not None and absent["missing"]:
-        unknown = ", ".join(sorted(absent["missing"])[:5])
-        raise ValueError(f"unknown relation endpoints: {unknown}")
     if nodes:
+        node_ids = sorted({node.node_id for node in nodes})
+        await fetch(tx, queries.PROMOTE_PENDING_NODES, namespace=namespace, node_ids=node_ids)
         await fetch(
             tx, queries.UPSERT_NODES, namespace=namespace, nodes=[node_row(n) for n in nodes]
         )
     if relations:
+        ends = sorted({r.source_id for r in relations} | {r.target_id for r in relations})
+        await fetch(tx, queries.CREATE_PENDING_ENDS, namespace=namespace, node_ids=ends)
         base = int(lock["relation_seq"])
         await fetch(
             tx,
