@@ -24,6 +24,7 @@ import pytest
 
 from graphctx.context import default_token_counter
 from graphctx.embed import UniversalSentenceEncoderEmbedder
+from graphctx.errors import DocumentConflictError
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.server.config import ServiceSettings
@@ -40,8 +41,9 @@ from graphctx.store.sqlite.store import SqliteGraphStore
 HOLD_TIMEOUT_S = 30.0
 ENG_MARKER = "ENGONLY-1717 deploy freeze calendar"
 HR_MARKER = "HRONLY-4242 salary bands calendar"
-KEYS = ("eng-writer", "hr-writer", "eng-reader", "hr-reader")
+KEYS = ("eng-writer", "hr-writer", "eng-reader", "hr-reader", "eng-hr-writer")
 GRANTS = {
+    "eng-hr-writer": (["eng", "hr"], True),
     "eng-writer": (["eng"], True),
     "hr-writer": (["hr"], True),
     "eng-reader": (["eng"], False),
@@ -99,8 +101,9 @@ def _client(url: str, key: str) -> httpx.Client:
     return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60)
 
 
-def _upload(url: str, key: str, text: str, scope: str) -> IngestResult:
-    body = {"documents": [{"document_id": "plan", "text": text}], "scopes": [scope]}
+def _upload(url: str, key: str, text: str, scope: str, document_id: str = "plan") -> IngestResult:
+    scopes = scope.split(",")
+    body = {"documents": [{"document_id": document_id, "text": text}], "scopes": scopes}
     with _client(url, key) as http:
         response = http.post("/v1/projects/race/documents", json=body)
     assert response.status_code == 200, response.text
@@ -138,6 +141,33 @@ def test_the_slower_of_two_disjoint_writers_is_refused_and_nothing_is_re_scoped(
     assert [(d.document_id, d.outcome) for d in fast_result.documents] == [("plan", "added")]
     assert fast_result.errors == []
     assert slow_result.documents == []
-    assert [(e.origin, e.code) for e in slow_result.errors] == [
-        ("documents[0]", "document_id_conflict")
+    assert [(e.origin, e.code, e.message) for e in slow_result.errors] == [
+        ("documents[0]", "document_id_conflict", DocumentConflictError.MESSAGE)
     ]
+
+
+def test_every_refusal_of_a_document_id_is_the_same_answer(
+    service: tuple[str, dict[str, str], HeldWriteStore],
+) -> None:
+    """Item 10a of issue 13: an {eng} writer sees `shared` (scoped eng and hr) through eng. It
+    must not learn from the refusals that `shared` carries another scope: writing or deleting
+    it gives exactly the answer a fully hidden document (write) or a concurrent write gives,
+    and ``write_denied`` is kept for keys that may not write at all."""
+    url, keys, _ = service
+    _upload(url, keys["eng-hr-writer"], "shared calendar notes", "eng,hr", "shared")
+    _upload(url, keys["hr-writer"], "hidden calendar notes", "hr", "hidden")
+    write_shared = _upload(url, keys["eng-writer"], "mine now", "eng", "shared")
+    write_hidden = _upload(url, keys["eng-writer"], "mine now", "eng", "hidden")
+    with _client(url, keys["eng-writer"]) as http:
+        delete_shared = http.delete("/v1/projects/race/documents/shared")
+        delete_hidden = http.delete("/v1/projects/race/documents/hidden")
+    with _client(url, keys["eng-reader"]) as http:
+        reader_delete = http.delete("/v1/projects/race/documents/shared")
+    conflict = ("document_id_conflict", DocumentConflictError.MESSAGE)
+    assert [(e.code, e.message) for e in write_shared.errors] == [conflict]
+    assert [(e.code, e.message) for e in write_hidden.errors] == [conflict]
+    assert delete_shared.status_code == 409
+    assert (delete_shared.json()["code"], delete_shared.json()["detail"]) == conflict
+    assert (delete_hidden.status_code, delete_hidden.json()["code"]) == (404, "not_found")
+    assert (reader_delete.status_code, reader_delete.json()["code"]) == (403, "write_denied")
+    assert "calendar notes" in _search(url, keys["eng-reader"])  # nothing was replaced
