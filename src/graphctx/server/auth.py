@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import os
 import re
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -42,7 +43,8 @@ __all__ = ["Authenticator", "Credentials", "Identity", "KeyCheckSlots", "Project
 VERIFIED_CACHE_SIZE: Final = 4_096
 FAILURES_PER_SECOND: Final = 1.0  # failed verifications a key id may cost us, sustained
 FAILURE_BURST: Final = 10
-MAX_CONCURRENT_KEY_CHECKS: Final = 2  # scrypt checks running at once, service-wide
+# scrypt checks running at once, service-wide: half the cores, so the rest keeps serving
+MAX_CONCURRENT_KEY_CHECKS: Final = max(1, (os.cpu_count() or 2) // 2)
 MAX_WAITING_KEY_CHECKS: Final = 32  # checks queued behind them before new ones are refused
 MAX_GRANTS_HEADER_CHARS: Final = 8_192
 
