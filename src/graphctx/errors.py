@@ -7,6 +7,7 @@
     │   ├── InvalidRequestError        malformed or out-of-range request fields
     │   ├── AccessDeniedError          no effective scope is left for this principal
     │   ├── InvalidDocumentError       a document cannot be ingested (binary, bad UTF-8, ...)
+    │   │   └── DocumentConflictError  the document id is not this writer's to write right now
     │   ├── NotFoundError              the namespace or document does not exist (or is not visible)
     │   ├── BudgetTooSmallError        the context budget leaves no room for evidence
     │   └── AnswerContractError        a model answer broke the answer schema or cited unknown ids
@@ -30,6 +31,7 @@ __all__ = [
     "BudgetTooSmallError",
     "CallerError",
     "ConfigurationError",
+    "DocumentConflictError",
     "EmbeddingError",
     "GraphctxError",
     "InvalidDocumentError",
@@ -81,6 +83,22 @@ class InvalidDocumentError(CallerError):
     def __init__(self, message: str, *, path: str | None = None, code: str | None = None):
         super().__init__(message, code=code)
         self.path = path
+
+
+class DocumentConflictError(InvalidDocumentError):
+    """The writer may not write or delete this document id now.
+
+    One answer, with one message, for every reason: the document holds a scope the writer
+    lacks (whether the writer can read it or not), or it changed between the writer's check
+    and its write (compare-and-set inside the store's write transaction). A caller learns
+    only that the id is not its to manage, never why.
+    """
+
+    code = "document_id_conflict"
+    MESSAGE = "this document id belongs to a document this key cannot manage right now"
+
+    def __init__(self, *, path: str | None = None) -> None:
+        super().__init__(self.MESSAGE, path=path)
 
 
 class NotFoundError(CallerError):

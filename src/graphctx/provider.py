@@ -22,7 +22,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -65,7 +65,7 @@ from graphctx.retrieve.relevance import assess_relevance
 from graphctx.retrieve.routing import plan_route
 from graphctx.retrieve.text2cypher import CypherReader, Text2CypherConfig, run_text2cypher
 from graphctx.store.port import GraphStore, StageTimeout
-from graphctx.store.records import ChunkView, DocumentSummary, EntityMatch
+from graphctx.store.records import ChunkView, DocumentSummary, EntityMatch, Expectation
 
 T = TypeVar("T")
 log = logging.getLogger("graphctx.provider")
@@ -225,10 +225,19 @@ class ContextProvider:
         )
 
     async def aingest_sources(
-        self, sources: Sequence[SourceDocument], defaults: IngestDefaults
+        self,
+        sources: Sequence[SourceDocument],
+        defaults: IngestDefaults,
+        *,
+        expected: Mapping[str, Expectation] | None = None,
     ) -> IngestReport:
-        """Ingest documents already in memory (the service's JSON and upload bodies)."""
-        return await ingest_sources(self.store, self.embedder, sources, Path("."), defaults)
+        """Ingest documents already in memory (the service's JSON and upload bodies).
+
+        ``expected`` (document id -> what the caller's permission check saw) makes every
+        write conditional: see :func:`graphctx.ingest.pipeline.ingest_sources`."""
+        return await ingest_sources(
+            self.store, self.embedder, sources, Path("."), defaults, expected=expected
+        )
 
     async def aretrieve(self, request: ContextRequest) -> ContextResponse:
         deadline = Deadline(request.timeout_ms)

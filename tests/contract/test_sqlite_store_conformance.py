@@ -9,9 +9,13 @@ import pytest
 from graphctx.store.sqlite.store import SqliteGraphStore
 from graphctx.testing.conformance import GraphStoreConformance
 from graphctx.testing.graph_conformance import GraphLayerConformance
+from graphctx.testing.lifecycle_conformance import GraphLifecycleConformance
+from graphctx.testing.write_conformance import WriteSafetyConformance
 
 
-class TestSqliteGraphStore(GraphStoreConformance, GraphLayerConformance):
+class TestSqliteGraphStore(
+    GraphStoreConformance, GraphLayerConformance, GraphLifecycleConformance, WriteSafetyConformance
+):
     @pytest.fixture
     def store(self, runner: asyncio.Runner, tmp_path: Path) -> Iterator[SqliteGraphStore]:
         store = SqliteGraphStore(tmp_path / "store.sqlite")

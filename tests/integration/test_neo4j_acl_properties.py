@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from graphctx.errors import InvalidDocumentError
 from graphctx.store.neo4j import Neo4jGraphStore, VectorStrategy
 from graphctx.store.neo4j.acl import acl_terms, scope_set_key
 from graphctx.store.records import ChunkHit, NewChunk, Vector, WriteOutcome
@@ -166,16 +167,25 @@ def test_scope_filters_follow_every_write_scope_change_and_delete(
 ) -> None:
     namespace = "p" + uuid.uuid4().hex[:12]
     model: dict[str, tuple[frozenset[str], list[str]]] = {}  # document -> scopes, chunk ids
+    last_text: dict[str, str] = {}  # document -> text of its latest version
     for index, action, text, scopes in ops:
         document_id = f"d{index}"
         if action == "delete":
             deleted = neo4j_runner.run(neo4j_store.delete_document(namespace, document_id))
             assert deleted == len(model.pop(document_id, (frozenset(), []))[1])
+            last_text.pop(document_id, None)
             continue
         doc = make_document(namespace, document_id, text, set(scopes))
         chunk = NewChunk(0, 0, len(text), text, unit_vector(text))
+        held, chunks = model.get(document_id, (frozenset(), []))
+        older = len(chunks) - (text == last_text.get(document_id))
+        if older > 0 and not scopes <= held:
+            # Older versions never gain scopes (issue 13, item 4): refused, nothing changes.
+            with pytest.raises(InvalidDocumentError):
+                neo4j_runner.run(neo4j_store.write_document(doc, [chunk], "test"))
+            continue
         result = neo4j_runner.run(neo4j_store.write_document(doc, [chunk], "test"))
-        chunks = model.get(document_id, (frozenset(), []))[1]
+        last_text[document_id] = text
         if result.outcome in (WriteOutcome.ADDED, WriteOutcome.NEW_VERSION):
             chunks = [*chunks, f"{document_id}@{len(chunks) + 1}#0"]
         model[document_id] = (scopes, chunks)

@@ -35,6 +35,7 @@ from graphctx.store.records import (
     EntityMatch,
     ExpansionPolicy,
     ExpansionResult,
+    Expectation,
     KnowledgeNode,
     NewChunk,
     NewDocument,
@@ -161,12 +162,19 @@ class FaultyStore:
         return await self.inner.latest_version(namespace, document_id)
 
     async def write_document(
-        self, document: NewDocument, chunks: Sequence[NewChunk], embedder_name: str
+        self,
+        document: NewDocument,
+        chunks: Sequence[NewChunk],
+        embedder_name: str,
+        *,
+        expected: Expectation | None = None,
     ) -> WriteResult:
-        return await self.inner.write_document(document, chunks, embedder_name)
+        return await self.inner.write_document(document, chunks, embedder_name, expected=expected)
 
-    async def delete_document(self, namespace: str, document_id: str) -> int:
-        return await self.inner.delete_document(namespace, document_id)
+    async def delete_document(
+        self, namespace: str, document_id: str, *, expected: Expectation | None = None
+    ) -> int:
+        return await self.inner.delete_document(namespace, document_id, expected=expected)
 
     async def write_graph(
         self, namespace: str, nodes: Sequence[KnowledgeNode], relations: Sequence[Relation]

@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from graphctx.contract.request import NAME_PATTERN, NAMESPACE_PATTERN
 from graphctx.embed import Embedder
-from graphctx.errors import InvalidDocumentError, InvalidRequestError
+from graphctx.errors import DocumentConflictError, InvalidDocumentError, InvalidRequestError
 from graphctx.ingest.chunking import chunk_document
 from graphctx.ingest.extract.port import ExtractionReport, GraphExtractor, extract_written
 from graphctx.ingest.loaders import load_path
@@ -28,9 +28,12 @@ from graphctx.ingest.source import SourceDocument
 from graphctx.store.port import GraphStore
 from graphctx.store.records import (
     DocumentDates,
+    Expectation,
     NewChunk,
     NewDocument,
+    StoredVersion,
     WriteOutcome,
+    check_expectation,
 )
 
 GRAPH_CHECK_TIMEOUT_S = 30.0  # reading whether an unchanged document has its graph
@@ -119,8 +122,15 @@ async def ingest_sources(
     *,
     progress: bool = False,
     extractor: GraphExtractor | None = None,
+    expected: Mapping[str, Expectation] | None = None,
 ) -> IngestReport:
     """Ingest already loaded documents (the HTTP face sends these); one transaction each.
+
+    ``expected`` maps document ids to what the caller's permission check saw. With it, every
+    write is conditional (compare-and-set inside the store's write transaction): a document
+    that moved since the check, or whose id the map lacks, is reported as
+    ``document_id_conflict`` and nothing of it is written. A later document of the same id in
+    the batch expects what the earlier one wrote.
 
     With an ``extractor``, the documents written (added or new versions) then go through
     graph extraction, written in one more transaction; unchanged documents keep their graph.
@@ -132,12 +142,17 @@ async def ingest_sources(
     report = IngestReport(namespace=defaults.namespace)
     started = time.monotonic()
     written: list[tuple[SourceDocument, str]] = []
+    expectations = None if expected is None else dict(expected)
     for source in tqdm(sources, desc="ingest", unit="doc", disable=not progress, leave=False):
         try:
-            outcome = await _ingest_one(store, embedder, source, root, defaults)
+            outcome, latest = await _ingest_one(
+                store, embedder, source, root, defaults, expectations
+            )
         except InvalidDocumentError as exc:
             report.errors.append(FileError(source.origin, exc.code, exc.message))
             continue
+        if expectations is not None:
+            expectations[outcome.document_id] = Expectation(latest)
         report.documents.append(outcome)
         if outcome.outcome in (WriteOutcome.ADDED, WriteOutcome.NEW_VERSION) or (
             extractor is not None
@@ -182,26 +197,36 @@ async def _ingest_one(
     source: SourceDocument,
     root: Path,
     defaults: IngestDefaults,
-) -> DocumentOutcome:
+    expectations: Mapping[str, Expectation] | None,
+) -> tuple[DocumentOutcome, StoredVersion | None]:
+    """Write one document; also return its latest version afterwards."""
     document = build_document(source, root, defaults)
+    expected = None
+    if expectations is not None:
+        expected = expectations.get(document.document_id)
+        if expected is None:
+            raise DocumentConflictError(path=source.origin)
     latest = await store.latest_version(document.namespace, document.document_id)
+    check_expectation(expected, latest)
     if latest is not None and (latest.content_hash, latest.metadata_hash, latest.scopes) == (
         document.content_hash,
         document.metadata_hash,
         document.scopes,
     ):
-        return DocumentOutcome(
+        unchanged = DocumentOutcome(
             source.origin, document.document_id, WriteOutcome.UNCHANGED, latest.version, 0
         )
+        return unchanged, latest
     chunks = await asyncio.to_thread(embed_chunks, source, embedder)
-    written = await store.write_document(document, chunks, embedder.name)
-    return DocumentOutcome(
+    written = await store.write_document(document, chunks, embedder.name, expected=expected)
+    outcome = DocumentOutcome(
         source.origin,
         written.document_id,
         written.outcome,
         written.version,
         written.chunks_written,
     )
+    return outcome, written.latest
 
 
 def embed_chunks(source: SourceDocument, embedder: Embedder) -> list[NewChunk]:

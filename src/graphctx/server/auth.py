@@ -9,6 +9,13 @@ Two ways in, nothing else (there is no unauthenticated mode):
 
 Any gateway identity header without a valid secret fails: forged headers are refused, never
 ignored in favour of another credential. Gateway identities never write.
+
+Failed checks are budgeted per (key id, client), so many client addresses can each start a
+scrypt check. Checks are therefore also capped for the whole service: at most
+``MAX_CONCURRENT_KEY_CHECKS`` run at once, on threads of their own (never the event loop's
+default pool, which store reads use), and at most ``MAX_WAITING_KEY_CHECKS`` wait; past that
+a check is refused at once with 429 ``rate_limited``. Keys verified before are answered from
+memory and never wait.
 """
 
 from __future__ import annotations
@@ -16,8 +23,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
@@ -29,11 +38,14 @@ from graphctx.server.errors import AuthenticationError, RateLimitedError
 from graphctx.server.keys import parse_key, verify_key
 from graphctx.server.ratelimit import TokenBucketLimiter
 
-__all__ = ["Authenticator", "Credentials", "Identity", "ProjectGrant", "Via"]
+__all__ = ["Authenticator", "Credentials", "Identity", "KeyCheckSlots", "ProjectGrant", "Via"]
 
 VERIFIED_CACHE_SIZE: Final = 4_096
 FAILURES_PER_SECOND: Final = 1.0  # failed verifications a key id may cost us, sustained
 FAILURE_BURST: Final = 10
+# scrypt checks running at once, service-wide: half the cores, so the rest keeps serving
+MAX_CONCURRENT_KEY_CHECKS: Final = max(1, (os.cpu_count() or 2) // 2)
+MAX_WAITING_KEY_CHECKS: Final = 32  # checks queued behind them before new ones are refused
 MAX_GRANTS_HEADER_CHARS: Final = 8_192
 
 _NAME = re.compile(NAME_PATTERN)
@@ -113,6 +125,7 @@ class Authenticator:
         self._failures = TokenBucketLimiter(FAILURES_PER_SECOND, FAILURE_BURST)
         self._gateway = settings.gateway
         self._gateway_digest = _gateway_digest(settings.gateway)
+        self._checks = KeyCheckSlots(MAX_CONCURRENT_KEY_CHECKS, MAX_WAITING_KEY_CHECKS)
 
     async def authenticate(self, credentials: Credentials) -> Identity:
         if credentials.claims_gateway:
@@ -125,7 +138,7 @@ class Authenticator:
         if cached is not None:
             return cached
         entry = self._entry_for(credentials.api_key, credentials.client)
-        ok = await asyncio.to_thread(verify_key, credentials.api_key, entry.hash)
+        ok = await self._checks.run(verify_key, credentials.api_key, entry.hash)
         return self._settle(credentials.api_key, entry, ok, credentials.client)
 
     def authenticate_key(self, key: str) -> Identity:
@@ -172,6 +185,29 @@ class Authenticator:
             allowed = set(self._gateway.allowed_projects)
             projects = {p: g for p, g in projects.items() if p in allowed}
         return Identity(principal, f"gateway:{principal}", Via.GATEWAY, projects)
+
+
+class KeyCheckSlots:
+    """Runs key checks on a pool of their own, a few at a time, with a bounded queue.
+
+    Used from one event loop, so the admission count needs no lock. A caller that gives up
+    (a dropped connection) frees its place at once; its check still finishes on the pool,
+    which is what bounds the CPU spent.
+    """
+
+    def __init__(self, concurrency: int, waiting: int) -> None:
+        self._pool = ThreadPoolExecutor(concurrency, thread_name_prefix="graphctx-key-check")
+        self._limit = concurrency + waiting
+        self._admitted = 0
+
+    async def run(self, check: Callable[[str, str], bool], key: str, stored: str) -> bool:
+        if self._admitted >= self._limit:
+            raise RateLimitedError("too many key checks are in progress", retry_after_s=1)
+        self._admitted += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, check, key, stored)
+        finally:
+            self._admitted -= 1
 
 
 def _failure_bucket(key_id: str, client: str) -> str:

@@ -7,7 +7,15 @@
   the provider's ScopeGrants (:class:`~graphctx.server.grants.ConfigGrants`) applies the same
   rule again inside the pipeline.
 * Writes need ``can_write``; a writer only writes documents whose scopes it holds, and only
-  replaces or deletes documents whose scopes it holds entirely.
+  replaces or deletes documents whose scopes it holds entirely. The latest version each
+  decision was made on travels into the store's write transaction as an
+  :class:`~graphctx.store.records.Expectation` (compare-and-set), so a document that moves
+  between the check and the write is refused, never overwritten or re-scoped.
+* ``write_denied`` depends on the key alone (``can_write``). Every per-document refusal is
+  :class:`~graphctx.errors.DocumentConflictError`, one code and one message whatever the
+  reason (a scope the writer lacks, seen or unseen, or a concurrent write), so a writer learns
+  only that the id is not its to manage. Deleting a document the writer cannot see at all
+  answers 404, like a missing one.
 """
 
 from __future__ import annotations
@@ -19,7 +27,12 @@ from dataclasses import replace
 from graphctx.context import messages_for_response
 from graphctx.contract import ContextRequest, ContextResponse, EvidenceItem
 from graphctx.contract.parsing import parse_request
-from graphctx.errors import AccessDeniedError, NotFoundError, StoreUnavailableError
+from graphctx.errors import (
+    AccessDeniedError,
+    DocumentConflictError,
+    NotFoundError,
+    StoreUnavailableError,
+)
 from graphctx.ingest.pipeline import IngestDefaults
 from graphctx.ingest.source import SourceDocument
 from graphctx.provider import ContextProvider
@@ -40,6 +53,7 @@ from graphctx.server.models import (
     SourceList,
     SourceSummary,
 )
+from graphctx.store.records import Expectation
 
 __all__ = ["GraphctxService", "with_document_defaults"]
 
@@ -219,17 +233,20 @@ class GraphctxService:
             )
         errors = list(rejected)
         accepted: list[SourceDocument] = []
+        expected: dict[str, Expectation] = {}
         for source in sources:
-            problem = await self._write_problem(project, grant, source, default_scopes)
-            if problem is None:
-                accepted.append(source)
-            else:
-                errors.append(problem)
+            checked = await self._check_write(project, grant, source, default_scopes)
+            if isinstance(checked, DocumentError):
+                errors.append(checked)
+                continue
+            accepted.append(source)
+            if checked is not None:
+                expected.setdefault(checked[0], checked[1])
         defaults = IngestDefaults(
             namespace=project, scopes=tuple(default_scopes), permitted_scopes=grant.scopes
         )
         with bind_identity(identity):
-            report = await self.provider.aingest_sources(accepted, defaults)
+            report = await self.provider.aingest_sources(accepted, defaults, expected=expected)
         errors.extend(
             DocumentError(origin=e.origin, code=e.code, message=e.message) for e in report.errors
         )
@@ -256,37 +273,34 @@ class GraphctxService:
         if latest is None or not latest.scopes & grant.scopes:
             raise NotFoundError("no such document", code="not_found")
         if not latest.scopes <= grant.scopes:
-            raise AccessDeniedError(
-                "the document has scopes this key does not hold", code="write_denied"
-            )
-        return await self.provider.store.delete_document(project, document_id)
+            raise DocumentConflictError()
+        return await self.provider.store.delete_document(
+            project, document_id, expected=Expectation(latest)
+        )
 
-    async def _write_problem(
+    async def _check_write(
         self,
         project: str,
         grant: ProjectGrant,
         source: SourceDocument,
         default_scopes: Sequence[str],
-    ) -> DocumentError | None:
+    ) -> DocumentError | tuple[str, Expectation] | None:
+        """A problem, or the document id with the latest version the decision was made on."""
         scopes = frozenset(source.metadata.scopes or default_scopes)
         document_id = source.metadata.document_id
-        if not scopes:
-            return None  # the pipeline reports missing_scopes with its usual message
-        if not scopes <= grant.scopes:
+        if scopes and not scopes <= grant.scopes:
             return DocumentError(
                 origin=source.origin,
                 code="scope_not_granted",
                 message="the document's scopes must be among the scopes this key holds",
             )
-        if document_id is not None:
-            latest = await self.provider.store.latest_version(project, document_id)
-            if latest is not None and not latest.scopes <= grant.scopes:
-                return DocumentError(
-                    origin=source.origin,
-                    code="document_id_conflict",
-                    message="this document id belongs to a document this key cannot manage",
-                )
-        return None
+        if document_id is None:
+            return None  # the pipeline refuses a write it holds no expectation for
+        latest = await self.provider.store.latest_version(project, document_id)
+        if latest is not None and not latest.scopes <= grant.scopes:
+            conflict = DocumentConflictError()
+            return DocumentError(origin=source.origin, code=conflict.code, message=conflict.message)
+        return document_id, Expectation(latest)
 
     def _check_caps(self, request: ContextRequest) -> None:
         caps = self.limits

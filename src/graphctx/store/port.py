@@ -17,6 +17,7 @@ from graphctx.store.records import (
     EntityMatch,
     ExpansionPolicy,
     ExpansionResult,
+    Expectation,
     KnowledgeNode,
     NewChunk,
     NewDocument,
@@ -45,10 +46,25 @@ class GraphStore(Protocol):
     async def latest_version(self, namespace: str, document_id: str) -> StoredVersion | None: ...
 
     async def write_document(
-        self, document: NewDocument, chunks: Sequence[NewChunk], embedder_name: str
-    ) -> WriteResult: ...
+        self,
+        document: NewDocument,
+        chunks: Sequence[NewChunk],
+        embedder_name: str,
+        *,
+        expected: Expectation | None = None,
+    ) -> WriteResult:
+        """Write one version in one transaction. With ``expected``, the write lands only if
+        the latest version is still the expected one inside that transaction (else
+        ``DocumentConflictError``). A write that would widen an older version's scopes is
+        refused (``InvalidDocumentError``, code ``scope_widening_refused``)."""
+        ...
 
-    async def delete_document(self, namespace: str, document_id: str) -> int: ...
+    async def delete_document(
+        self, namespace: str, document_id: str, *, expected: Expectation | None = None
+    ) -> int:
+        """Remove every version, its chunks and the graph they alone support; with
+        ``expected``, only if the latest version is still the expected one."""
+        ...
 
     async def write_graph(
         self, namespace: str, nodes: Sequence[KnowledgeNode], relations: Sequence[Relation]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphctx.contract import NodeKind
+from graphctx.errors import DocumentConflictError, InvalidDocumentError
 
 Vector = npt.NDArray[np.float32]
 
@@ -20,7 +21,9 @@ Vector = npt.NDArray[np.float32]
 class WriteOutcome(StrEnum):
     ADDED = "added"  # first version of a new document
     NEW_VERSION = "new_version"  # content or metadata changed; the previous version is superseded
-    SCOPES_UPDATED = "scopes_updated"  # only the scopes changed; applied to every version
+    # Only the scopes changed; applied to every version. Older versions may lose scopes this
+    # way, never gain one (:func:`check_scopes_of_older_versions`).
+    SCOPES_UPDATED = "scopes_updated"
     UNCHANGED = "unchanged"  # identical content and metadata; nothing written
 
 
@@ -74,11 +77,47 @@ class StoredVersion:
 
 
 @dataclass(frozen=True)
+class Expectation:
+    """Compare-and-set for a write or delete: it lands only if the document's latest version
+    is still ``latest`` when the store's write transaction holds its lock (``None``: the id
+    must still be free). Otherwise the store raises
+    :class:`~graphctx.errors.DocumentConflictError` and changes nothing."""
+
+    latest: StoredVersion | None
+
+
+@dataclass(frozen=True)
 class WriteResult:
     outcome: WriteOutcome
     document_id: str
     version: str
     chunks_written: int
+    # The document's latest version after the write: the expectation of a next conditional
+    # write of the same id in the same batch.
+    latest: StoredVersion | None = None
+
+
+def check_expectation(expected: Expectation | None, current: StoredVersion | None) -> None:
+    """Raise the one conflict answer unless ``current`` is what the writer expected."""
+    if expected is not None and expected.latest != current:
+        raise DocumentConflictError()
+
+
+def check_scopes_of_older_versions(
+    document: NewDocument, older_version_scopes: Iterable[frozenset[str]]
+) -> None:
+    """A write re-scopes every version of a document; refuse it when an older version would
+    gain a scope (a redacted v2 published wider must not publish v1's text with it).
+    Narrowing is always allowed. To publish under other scopes, delete the document first."""
+    for scopes in older_version_scopes:
+        if not document.scopes <= scopes:
+            raise InvalidDocumentError(
+                f"{document.document_id}: older versions of this document would become visible"
+                " to scopes they do not have; delete the document first to publish it under"
+                " these scopes",
+                path=document.document_id,
+                code="scope_widening_refused",
+            )
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ async def get_documents(project_id: str, request: Request) -> Response:
 @router.delete(
     "/v1/projects/{project_id}/documents/{document_id:path}",
     response_model=DeleteResult,
-    responses=problems(401, 403, 404, 422, 429, 503),
+    responses=problems(401, 403, 404, 409, 422, 429, 503),
     openapi_extra=secured(),
     summary="Delete a document (every version)",
 )

@@ -15,6 +15,8 @@ Graph layout (all nodes carry ``namespace``; nothing is shared across namespaces
         -[:FROM_CHUNK {link, role}]-> (:Chunk)
     (:Name {namespace, key}) -[:NAMES]-> (:Knowledge)        entity lookup by name or alias
     (:Knowledge) -[:<RELATION_TYPE> {namespace, seq, support: [chunk_id, ...]}]-> (:Knowledge)
+    (:PendingNode {namespace, node_id})   the end of a dangling relation: a node id no node
+                                          has yet (or any more); never read, never walked
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ SCHEMA_STATEMENTS: Final[dict[str, str]] = {
        FOR (c:Chunk) ON (c.acl_key)""",
     "graphctx_chunk_by_seq": """CREATE INDEX graphctx_chunk_by_seq IF NOT EXISTS
        FOR (c:Chunk) ON (c.namespace, c.seq)""",
+    "graphctx_pending_node_id": """CREATE CONSTRAINT graphctx_pending_node_id IF NOT EXISTS
+       FOR (p:PendingNode) REQUIRE (p.namespace, p.node_id) IS UNIQUE""",
     "graphctx_name_key": """CREATE CONSTRAINT graphctx_name_key IF NOT EXISTS
        FOR (n:Name) REQUIRE (n.namespace, n.key) IS UNIQUE""",
     "graphctx_knowledge_by_namespace": """CREATE INDEX graphctx_knowledge_by_namespace IF NOT EXISTS
@@ -83,7 +87,8 @@ PING: Final = "RETURN 1 AS ok"
 
 # --- write path: documents ------------------------------------------------------------------
 # Locks the namespace (serialising its writers) and returns what a write needs to decide:
-# the namespace's embedder, the latest version, and the chunks of all versions by scope set.
+# the namespace's embedder, the latest version, the chunks of all versions by scope set, and
+# the scopes of the older versions.
 BEGIN_DOCUMENT_WRITE: Final = """
 MERGE (n:Namespace {name: $namespace})
 SET n.writes = coalesce(n.writes, 0) + 1
@@ -95,7 +100,12 @@ OPTIONAL MATCH (:Document {namespace: $namespace, document_id: $document_id})
 WITH n, latest, c.acl_key AS key, count(c) AS chunks
 RETURN n.embedder AS embedder, n.dimension AS dimension, coalesce(n.chunk_seq, 0) AS chunk_seq,
        latest {.version, .version_seq, .content_hash, .metadata_hash, .scopes} AS latest,
-       [row IN collect({key: key, chunks: chunks}) WHERE row.key IS NOT NULL] AS footprint
+       [row IN collect({key: key, chunks: chunks}) WHERE row.key IS NOT NULL] AS footprint,
+       COLLECT {
+           MATCH (older:Document {namespace: $namespace, document_id: $document_id})
+           WHERE NOT older.is_latest
+           RETURN older {.scopes}
+       } AS older_scopes
 """
 
 SET_NAMESPACE_EMBEDDER: Final = """
@@ -161,13 +171,15 @@ MATCH (n:Namespace {name: $namespace})
 SET n.relation_seq = coalesce(n.relation_seq, 0) + $count
 """
 
+# ``homed_ids``: nodes with a home link (anything but a mention) to the document's chunks.
 DOCUMENT_FOOTPRINT: Final = """
 MATCH (d:Document {namespace: $namespace, document_id: $document_id})
 OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
-OPTIONAL MATCH (k:Knowledge)-[:FROM_CHUNK]->(c)
+OPTIONAL MATCH (k:Knowledge)-[f:FROM_CHUNK]->(c)
 WITH count(DISTINCT d) AS versions, collect(DISTINCT c) AS chunks,
-     collect(DISTINCT k.node_id) AS node_ids
-RETURN versions, node_ids, [c IN chunks | c.chunk_id] AS chunk_ids,
+     collect(DISTINCT k.node_id) AS node_ids,
+     collect(DISTINCT CASE WHEN f.link <> 'MENTIONS' THEN k.node_id END) AS homed_ids
+RETURN versions, node_ids, homed_ids, [c IN chunks | c.chunk_id] AS chunk_ids,
        [c IN chunks | c.acl_key] AS chunk_keys
 """
 
@@ -178,7 +190,7 @@ DETACH DELETE c, d
 """
 
 PRUNE_RELATION_SUPPORT: Final = """
-MATCH (:Knowledge {namespace: $namespace})-[r]->(:Knowledge)
+MATCH (:Knowledge|PendingNode {namespace: $namespace})-[r]->(:Knowledge|PendingNode)
 WHERE any(chunk_id IN r.support WHERE chunk_id IN $chunk_ids)
 SET r.support = [chunk_id IN r.support WHERE NOT chunk_id IN $chunk_ids]
 WITH r
@@ -186,15 +198,57 @@ WHERE size(r.support) = 0
 DELETE r
 """
 
-DELETE_UNSUPPORTED_NODES: Final = """
+# A node whose every home link was in the deleted document goes with it: mentions elsewhere
+# point at it, they do not make it.
+DROP_MENTIONS_OF_HOMELESS_NODES: Final = """
+UNWIND $node_ids AS node_id
+MATCH (k:Knowledge {namespace: $namespace, node_id: node_id})
+WHERE NOT EXISTS { MATCH (k)-[home:FROM_CHUNK]->() WHERE home.link <> 'MENTIONS' }
+MATCH (k)-[mention:FROM_CHUNK]->()
+DELETE mention
+"""
+
+DROP_NAMES_OF_UNSUPPORTED_NODES: Final = """
 UNWIND $node_ids AS node_id
 MATCH (k:Knowledge {namespace: $namespace, node_id: node_id})
 WHERE NOT (k)-[:FROM_CHUNK]->(:Chunk)
-OPTIONAL MATCH (name:Name)-[:NAMES]->(k)
-DETACH DELETE k
+MATCH (name:Name)-[link:NAMES]->(k)
+DELETE link
 WITH DISTINCT name
-WHERE name IS NOT NULL AND NOT (name)-[:NAMES]->()
+WHERE NOT (name)-[:NAMES]->()
 DELETE name
+"""
+
+# A node left without support keeps no text. Relations still supported elsewhere stay, as on
+# the embedded store, with a pending end that is walked again once a node with its id is
+# written; a pending node that ends no relation is deleted.
+RETIRE_UNSUPPORTED_NODES: Final = """
+UNWIND $node_ids AS node_id
+MATCH (k:Knowledge {namespace: $namespace, node_id: node_id})
+WHERE NOT (k)-[:FROM_CHUNK]->(:Chunk)
+REMOVE k:Knowledge, k.kind, k.name, k.description, k.node_type
+SET k:PendingNode
+"""
+
+DELETE_LONE_PENDING_NODES: Final = """
+MATCH (p:PendingNode {namespace: $namespace})
+WHERE NOT (p)--()
+DELETE p
+"""
+
+PROMOTE_PENDING_NODES: Final = """
+UNWIND $node_ids AS node_id
+MATCH (p:PendingNode {namespace: $namespace, node_id: node_id})
+REMOVE p:PendingNode
+SET p:Knowledge
+"""
+
+# Relation ends no node has yet: the relation is kept and waits (docs/graph-format.md).
+CREATE_PENDING_ENDS: Final = """
+UNWIND $node_ids AS node_id
+WITH node_id
+WHERE NOT EXISTS { MATCH (:Knowledge {namespace: $namespace, node_id: node_id}) }
+MERGE (:PendingNode {namespace: $namespace, node_id: node_id})
 """
 
 MISSING_CHUNKS: Final = """
@@ -203,14 +257,6 @@ OPTIONAL MATCH (c:Chunk {namespace: $namespace, chunk_id: chunk_id})
 WITH chunk_id, c
 WHERE c IS NULL
 RETURN collect(chunk_id) AS missing
-"""
-
-MISSING_NODES: Final = """
-UNWIND $node_ids AS node_id
-OPTIONAL MATCH (k:Knowledge {namespace: $namespace, node_id: node_id})
-WITH node_id, k
-WHERE k IS NULL
-RETURN collect(node_id) AS missing
 """
 
 # Later writes keep an earlier description or type they do not restate, and a chunk first
@@ -240,8 +286,8 @@ CALL (k, row) {
 UPSERT_RELATIONS: Final = """
 CYPHER 25
 UNWIND $relations AS row
-MATCH (a:Knowledge {namespace: $namespace, node_id: row.source_id})
-MATCH (b:Knowledge {namespace: $namespace, node_id: row.target_id})
+MATCH (a:Knowledge|PendingNode {namespace: $namespace, node_id: row.source_id})
+MATCH (b:Knowledge|PendingNode {namespace: $namespace, node_id: row.target_id})
 MERGE (a)-[r:$(row.relation_type)]->(b)
 ON CREATE SET r.namespace = $namespace, r.support = [], r.seq = row.seq
 SET r.support = reduce(

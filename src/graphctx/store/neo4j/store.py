@@ -55,6 +55,7 @@ from graphctx.store.records import (
     EntityMatch,
     ExpansionPolicy,
     ExpansionResult,
+    Expectation,
     KnowledgeNode,
     NewChunk,
     NewDocument,
@@ -295,16 +296,23 @@ class Neo4jGraphStore:
         return await self._read(work, None, "latest version")
 
     async def write_document(
-        self, document: NewDocument, chunks: Sequence[NewChunk], embedder_name: str
+        self,
+        document: NewDocument,
+        chunks: Sequence[NewChunk],
+        embedder_name: str,
+        *,
+        expected: Expectation | None = None,
     ) -> WriteResult:
         async def work(tx: neo4j.AsyncManagedTransaction) -> WriteResult:
-            return await writes.write_document(tx, document, chunks, embedder_name)
+            return await writes.write_document(tx, document, chunks, embedder_name, expected)
 
         return await self._write(work, f"writing {document.document_id}")
 
-    async def delete_document(self, namespace: str, document_id: str) -> int:
+    async def delete_document(
+        self, namespace: str, document_id: str, *, expected: Expectation | None = None
+    ) -> int:
         async def work(tx: neo4j.AsyncManagedTransaction) -> int:
-            return await writes.delete_document(tx, namespace, document_id)
+            return await writes.delete_document(tx, namespace, document_id, expected)
 
         return await self._write(work, f"deleting {document_id}")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,6 +19,7 @@ from graphctx.errors import ConfigurationError
 from graphctx.store.neo4j import acl, queries
 from graphctx.store.neo4j.rows import fetch, fetch_one, iso, stored_version
 from graphctx.store.records import (
+    Expectation,
     KnowledgeNode,
     NewChunk,
     NewDocument,
@@ -25,6 +27,8 @@ from graphctx.store.records import (
     StoredVersion,
     WriteOutcome,
     WriteResult,
+    check_expectation,
+    check_scopes_of_older_versions,
     name_key,
 )
 from graphctx.store.sqlite.lexical import index_terms
@@ -134,6 +138,7 @@ async def write_document(
     document: NewDocument,
     chunks: Sequence[NewChunk],
     embedder: str,
+    expected: Expectation | None = None,
 ) -> WriteResult:
     begin = await fetch_one(
         tx,
@@ -142,6 +147,10 @@ async def write_document(
         document_id=document.document_id,
     )
     assert begin is not None, "MERGE always returns the namespace row"
+    # Read under the namespace lock: no other writer can move the document until commit.
+    previous = stored_version(document.document_id, begin["latest"])
+    check_expectation(expected, previous)
+    older = [frozenset(str(s) for s in row["scopes"]) for row in begin["older_scopes"]]
     if chunks:
         dimension = int(chunks[0].embedding.shape[0])
         if begin["embedder"] is None:
@@ -158,7 +167,6 @@ async def write_document(
                 f" {begin['embedder']} ({begin['dimension']} dims); refusing to mix in"
                 f" {embedder} ({dimension} dims)"
             )
-    previous = stored_version(document.document_id, begin["latest"])
     footprint: list[Mapping[str, Any]] = begin["footprint"]
     same_content = previous is not None and (previous.content_hash, previous.metadata_hash) == (
         document.content_hash,
@@ -166,10 +174,21 @@ async def write_document(
     )
     if previous is not None and same_content:
         if previous.scopes == document.scopes:
-            return WriteResult(WriteOutcome.UNCHANGED, document.document_id, previous.version, 0)
+            return WriteResult(
+                WriteOutcome.UNCHANGED, document.document_id, previous.version, 0, previous
+            )
+        check_scopes_of_older_versions(document, older)
         await _set_scopes(tx, document)
         await _move_to_scope_set(tx, document, footprint, 0)
-        return WriteResult(WriteOutcome.SCOPES_UPDATED, document.document_id, previous.version, 0)
+        return WriteResult(
+            WriteOutcome.SCOPES_UPDATED,
+            document.document_id,
+            previous.version,
+            0,
+            replace(previous, scopes=document.scopes),
+        )
+    if previous is not None:
+        check_scopes_of_older_versions(document, [*older, previous.scopes])
     version = version_label(document, previous)
     seq = 1 if previous is None else previous.version_seq + 1
     base = int(begin["chunk_seq"])
@@ -194,13 +213,31 @@ async def write_document(
         )
     await _move_to_scope_set(tx, document, footprint, len(rows))
     outcome = WriteOutcome.ADDED if previous is None else WriteOutcome.NEW_VERSION
-    return WriteResult(outcome, document.document_id, version, len(rows))
+    latest = StoredVersion(
+        document.document_id,
+        version,
+        seq,
+        document.content_hash,
+        document.metadata_hash,
+        document.scopes,
+    )
+    return WriteResult(outcome, document.document_id, version, len(rows), latest)
 
 
 async def delete_document(
-    tx: neo4j.AsyncManagedTransaction, namespace: str, document_id: str
+    tx: neo4j.AsyncManagedTransaction,
+    namespace: str,
+    document_id: str,
+    expected: Expectation | None = None,
 ) -> int:
     await fetch(tx, queries.LOCK_EXISTING_NAMESPACE, namespace=namespace)
+    if expected is not None:
+        row = await fetch_one(
+            tx, queries.LATEST_VERSION, namespace=namespace, document_id=document_id
+        )
+        check_expectation(
+            expected, stored_version(document_id, None if row is None else row["latest"])
+        )
     footprint = await fetch_one(
         tx, queries.DOCUMENT_FOOTPRINT, namespace=namespace, document_id=document_id
     )
@@ -210,13 +247,20 @@ async def delete_document(
     await fetch(tx, queries.DELETE_DOCUMENT_VERSIONS, namespace=namespace, document_id=document_id)
     if chunk_ids:
         await fetch(tx, queries.PRUNE_RELATION_SUPPORT, namespace=namespace, chunk_ids=chunk_ids)
-    if footprint["node_ids"]:
+    if footprint["homed_ids"]:
         await fetch(
             tx,
-            queries.DELETE_UNSUPPORTED_NODES,
+            queries.DROP_MENTIONS_OF_HOMELESS_NODES,
             namespace=namespace,
-            node_ids=footprint["node_ids"],
+            node_ids=footprint["homed_ids"],
         )
+    if footprint["node_ids"]:
+        for statement in (
+            queries.DROP_NAMES_OF_UNSUPPORTED_NODES,
+            queries.RETIRE_UNSUPPORTED_NODES,
+        ):
+            await fetch(tx, statement, namespace=namespace, node_ids=footprint["node_ids"])
+    await fetch(tx, queries.DELETE_LONE_PENDING_NODES, namespace=namespace)
     deltas: dict[str, int] = {}
     for key in footprint["chunk_keys"]:
         deltas[str(key)] = deltas.get(str(key), 0) - 1
@@ -258,19 +302,15 @@ async def write_graph(
     if lock is None or (missing is not None and missing["missing"]):
         unknown = ", ".join(sorted(chunk_ids if missing is None else missing["missing"])[:5])
         raise ValueError(f"unknown supporting chunk ids: {unknown}")
-    endpoints = sorted(
-        ({rel.source_id for rel in relations} | {rel.target_id for rel in relations})
-        - {node.node_id for node in nodes}
-    )
-    absent = await fetch_one(tx, queries.MISSING_NODES, namespace=namespace, node_ids=endpoints)
-    if absent is not None and absent["missing"]:
-        unknown = ", ".join(sorted(absent["missing"])[:5])
-        raise ValueError(f"unknown relation endpoints: {unknown}")
     if nodes:
+        node_ids = sorted({node.node_id for node in nodes})
+        await fetch(tx, queries.PROMOTE_PENDING_NODES, namespace=namespace, node_ids=node_ids)
         await fetch(
             tx, queries.UPSERT_NODES, namespace=namespace, nodes=[node_row(n) for n in nodes]
         )
     if relations:
+        ends = sorted({r.source_id for r in relations} | {r.target_id for r in relations})
+        await fetch(tx, queries.CREATE_PENDING_ENDS, namespace=namespace, node_ids=ends)
         base = int(lock["relation_seq"])
         await fetch(
             tx,

@@ -33,6 +33,7 @@ from graphctx.store.records import (
     EntityMatch,
     ExpansionPolicy,
     ExpansionResult,
+    Expectation,
     KnowledgeNode,
     NewChunk,
     NewDocument,
@@ -235,15 +236,22 @@ class SqliteGraphStore:
         )
 
     async def write_document(
-        self, document: NewDocument, chunks: Sequence[NewChunk], embedder_name: str
+        self,
+        document: NewDocument,
+        chunks: Sequence[NewChunk],
+        embedder_name: str,
+        *,
+        expected: Expectation | None = None,
     ) -> WriteResult:
         return await self._write(
-            lambda conn: write_document_version(conn, document, chunks, embedder_name)
+            lambda conn: write_document_version(conn, document, chunks, embedder_name, expected)
         )
 
-    async def delete_document(self, namespace: str, document_id: str) -> int:
+    async def delete_document(
+        self, namespace: str, document_id: str, *, expected: Expectation | None = None
+    ) -> int:
         return await self._write(
-            lambda conn: delete_document_versions(conn, namespace, document_id)
+            lambda conn: delete_document_versions(conn, namespace, document_id, expected)
         )
 
     async def write_graph(

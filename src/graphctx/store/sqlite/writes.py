@@ -2,6 +2,9 @@
 
 Versions: unchanged content and metadata write nothing; changed content becomes a new version
 and supersedes the previous one; a scope-only change rewrites the scopes of every version.
+Every version of a document holds the same scopes; a write may narrow older versions' scopes,
+never widen them. A conditional write (an :class:`Expectation`) re-reads the latest version
+inside its ``BEGIN IMMEDIATE`` transaction and refuses when it moved.
 """
 
 from __future__ import annotations
@@ -9,12 +12,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import numpy as np
 
 from graphctx.errors import ConfigurationError
 from graphctx.store.records import (
+    MENTIONS,
+    Expectation,
     KnowledgeNode,
     NewChunk,
     NewDocument,
@@ -22,6 +28,8 @@ from graphctx.store.records import (
     StoredVersion,
     WriteOutcome,
     WriteResult,
+    check_expectation,
+    check_scopes_of_older_versions,
     name_key,
 )
 from graphctx.store.sqlite.lexical import index_terms
@@ -65,23 +73,64 @@ def _version_label(document: NewDocument, previous: StoredVersion | None) -> str
     return document.source_version
 
 
+def _scopes_of_versions(
+    conn: sqlite3.Connection, namespace: str, document_id: str, *, older_only: bool
+) -> list[frozenset[str]]:
+    """The scope set of each version (or of each version but the latest)."""
+    found: dict[int, set[str]] = {}
+    for doc, is_latest, scope in conn.execute(
+        """SELECT d.id, d.is_latest, s.scope FROM documents d
+           LEFT JOIN document_scopes s ON s.doc = d.id
+           WHERE d.namespace = ? AND d.document_id = ?""",
+        (namespace, document_id),
+    ):
+        if older_only and is_latest:
+            continue
+        found.setdefault(doc, set())
+        if scope is not None:
+            found[doc].add(scope)
+    return [frozenset(scopes) for scopes in found.values()]
+
+
 def write_document_version(
-    conn: sqlite3.Connection, document: NewDocument, chunks: Sequence[NewChunk], embedder: str
+    conn: sqlite3.Connection,
+    document: NewDocument,
+    chunks: Sequence[NewChunk],
+    embedder: str,
+    expected: Expectation | None = None,
 ) -> WriteResult:
     dim = int(chunks[0].embedding.shape[0]) if chunks else 0
+    previous = latest_stored_version(conn, document.namespace, document.document_id)
+    check_expectation(expected, previous)
     if chunks:
         _check_namespace(conn, document.namespace, embedder, dim)
-    previous = latest_stored_version(conn, document.namespace, document.document_id)
     same_content = previous is not None and (
         previous.content_hash,
         previous.metadata_hash,
     ) == (document.content_hash, document.metadata_hash)
     if previous is not None and same_content:
         if previous.scopes == document.scopes:
-            return WriteResult(WriteOutcome.UNCHANGED, document.document_id, previous.version, 0)
+            return WriteResult(
+                WriteOutcome.UNCHANGED, document.document_id, previous.version, 0, previous
+            )
+        check_scopes_of_older_versions(
+            document,
+            _scopes_of_versions(conn, document.namespace, document.document_id, older_only=True),
+        )
         _replace_scopes_of_all_versions(conn, document)
         _count_layout_change(conn)
-        return WriteResult(WriteOutcome.SCOPES_UPDATED, document.document_id, previous.version, 0)
+        return WriteResult(
+            WriteOutcome.SCOPES_UPDATED,
+            document.document_id,
+            previous.version,
+            0,
+            replace(previous, scopes=document.scopes),
+        )
+    if previous is not None:
+        check_scopes_of_older_versions(
+            document,
+            _scopes_of_versions(conn, document.namespace, document.document_id, older_only=False),
+        )
     version = _version_label(document, previous)
     seq = 1 if previous is None else previous.version_seq + 1
     doc_rowid = _insert_document(conn, document, version, seq)
@@ -102,7 +151,15 @@ def write_document_version(
     for chunk in chunks:
         _insert_chunk(conn, document, doc_rowid, seq, chunk)
     outcome = WriteOutcome.ADDED if previous is None else WriteOutcome.NEW_VERSION
-    return WriteResult(outcome, document.document_id, version, len(chunks))
+    latest = StoredVersion(
+        document.document_id,
+        version,
+        seq,
+        document.content_hash,
+        document.metadata_hash,
+        document.scopes,
+    )
+    return WriteResult(outcome, document.document_id, version, len(chunks), latest)
 
 
 def _insert_document(conn: sqlite3.Connection, d: NewDocument, version: str, seq: int) -> int:
@@ -282,19 +339,49 @@ def write_graph_records(
         )
 
 
-def delete_document_versions(conn: sqlite3.Connection, namespace: str, document_id: str) -> int:
+def delete_document_versions(
+    conn: sqlite3.Connection,
+    namespace: str,
+    document_id: str,
+    expected: Expectation | None = None,
+) -> int:
     """Remove every version of a document, its chunks and the graph support they gave."""
+    check_expectation(expected, latest_stored_version(conn, namespace, document_id))
     rows = conn.execute(
         "SELECT id FROM documents WHERE namespace = ? AND document_id = ?",
         (namespace, document_id),
     ).fetchall()
+    homed = [
+        node_id
+        for (node_id,) in conn.execute(
+            f"""SELECT DISTINCT s.node_id FROM node_support s JOIN chunks c ON c.id = s.chunk
+                JOIN documents d ON d.id = c.doc
+                WHERE d.namespace = ? AND d.document_id = ? AND s.link != '{MENTIONS}'""",
+            (namespace, document_id),
+        )
+    ]
     for (doc,) in rows:
         _delete_chunks(conn, doc)
         conn.execute("DELETE FROM documents WHERE id = ?", (doc,))
     if rows:
         _count_layout_change(conn)
+    _drop_mentions_of_homeless_nodes(conn, namespace, homed)
     _delete_orphan_nodes(conn, namespace)
     return len(rows)
+
+
+def _drop_mentions_of_homeless_nodes(
+    conn: sqlite3.Connection, namespace: str, node_ids: Sequence[str]
+) -> None:
+    """A node whose every home link (anything but a mention) was in the deleted document goes
+    with it: mentions elsewhere point at it, they do not make it (the document node that
+    other chunks mention by its title would otherwise keep the deleted id and title)."""
+    conn.executemany(
+        f"""DELETE FROM node_support WHERE namespace = ? AND node_id = ?
+            AND NOT EXISTS (SELECT 1 FROM node_support h WHERE h.namespace = ?
+                            AND h.node_id = ? AND h.link != '{MENTIONS}')""",
+        [(namespace, node_id, namespace, node_id) for node_id in node_ids],
+    )
 
 
 def _iso(value: datetime | None) -> str | None:
