@@ -136,6 +136,7 @@ class ModeOutcome:
     gold_removed_answerable: int = 0  # false answers with the gold documents hidden
     off_topic_answerable: int = 0  # false answers to off-topic questions
     reasons: dict[str, int] = field(default_factory=dict)  # gold removed + off topic refusals
+    gold_leaked: int = 0  # hidden gold documents found in a bundle anyway (must stay 0)
     timed_out: int = 0  # deadline_exceeded in any variant
 
 
@@ -249,6 +250,7 @@ async def _run_set(
             outcome.timed_out += full.reason is UnanswerableReason.DEADLINE_EXCEEDED
             rankings[mode.value].append(_documents(full))
             removed = await asker.ask(question.question, hiding, mode)
+            outcome.gold_leaked += len(hidden & set(_documents(removed)))
             outcome.gold_removed_answerable += _count_refusal(outcome, removed)
             if question.question_id in sample:
                 kept[(question.question_id, mode.value)] = removed
@@ -353,6 +355,7 @@ def unanswerable_json(results: Sequence[UnanswerableResult]) -> list[dict[str, o
                 "false_answerable_off_topic": round(_rate(o.off_topic_answerable, r.off_topic), 4),
                 "refusal_reasons": dict(sorted(o.reasons.items())),
                 "timed_out": o.timed_out,
+                "gold_leaked": o.gold_leaked,
             }
         rows.append(
             {
@@ -399,6 +402,7 @@ def unanswerable_markdown(results: Sequence[UnanswerableResult]) -> str:
     for r in results:
         check = r.deletion_check
         timed_out = sum(o.timed_out for o in r.modes.values())
+        leaked = sum(o.gold_leaked for o in r.modes.values())
         lines.append(
             f"- {r.name}: {r.collateral_hidden} non-gold documents hidden along with the gold"
             f" ones (all questions); deleting instead of hiding the gold documents:"
@@ -406,6 +410,6 @@ def unanswerable_markdown(results: Sequence[UnanswerableResult]) -> str:
             f" {check.get('same_top5_documents', 0)}/{check.get('asked', 0)} same top-5"
             f" documents, {check.get('same_documents', 0)}/{check.get('asked', 0)} same"
             " documents in the same order;"
-            f" {timed_out} bundles ran out of time."
+            f" {timed_out} bundles ran out of time; hidden documents in a bundle: {leaked}."
         )
     return "\n".join(lines) + "\n"
