@@ -31,9 +31,7 @@ def ranked(index: int, freshness: Freshness, superseded_by: str | None = None) -
 
 
 def test_a_top_ranked_expired_item_goes_after_ten_current_ones() -> None:
-    items = [ranked(0, Freshness.STALE)] + [
-        ranked(i, Freshness.CURRENT) for i in range(1, 11)
-    ]
+    items = [ranked(0, Freshness.STALE)] + [ranked(i, Freshness.CURRENT) for i in range(1, 11)]
     order = [r.view.chunk_id for r in demote_stale(items)]
     assert order == [f"c{i}" for i in range(1, 11)] + ["c0"]
 
