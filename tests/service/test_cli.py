@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from graphctx.contract import ContextResponse, Freshness
-from graphctx.demo.run import corpus_path
+from graphctx.demo.run import corpus_path, load_script
 
 
 def graphctx(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -143,9 +143,12 @@ def test_schema_prints_both_json_schemas() -> None:
     assert set(schemas) == {"ContextRequest", "ContextResponse"}
 
 
-def test_demo_shows_the_difference_between_two_principals() -> None:
-    done = graphctx("demo")
+def test_demo_json_prints_a_valid_bundle_for_every_question_and_principal() -> None:
+    # what each bundle must contain is checked per note in test_demo_notes.py
+    done = graphctx("demo", "--json")
     assert done.returncode == 0, done.stderr
-    assert "as dana" in done.stdout
-    assert "as sam" in done.stdout
-    assert "STALE" in done.stdout
+    bundles = json.loads(done.stdout)
+    asked = [(q.query, p) for q in load_script().questions for p in q.principals]
+    assert [(b["query"], b["principal"]) for b in bundles] == asked
+    for bundle in bundles:
+        ContextResponse.model_validate_json(json.dumps(bundle["response"]))

@@ -1,7 +1,8 @@
 """Graph-layer commands, wired into ``graphctx`` by ``cli/main.py``:
 
 - ``graphctx eval [DATASET ...] [--data DIR] [--out DIR] [--limit N] [--k 2,5,10]``
-  (or ``--corpus FILE --questions FILE`` for your own question set with gold ids);
+  (or ``--corpus FILE --questions FILE`` for your own question set with gold ids), followed by
+  the unanswerable evaluation (``--skip-unanswerable`` to leave it out);
 - ``graphctx ingest-graph FILE --namespace NS`` for a declared graph (docs/graph-format.md);
 - ``add_extract_arguments`` / ``extractor_from_args`` for ``graphctx ingest --extract-graph
   [--dictionary FILE]``.
@@ -48,6 +49,11 @@ def add_graph_commands(sub: Any) -> None:
     evaluate.add_argument("--corpus", type=Path, help="your corpus JSONL: {id, title?, text}")
     evaluate.add_argument(
         "--questions", type=Path, help="your questions JSONL: {id, question, gold}"
+    )
+    evaluate.add_argument(
+        "--skip-unanswerable",
+        action="store_true",
+        help="skip the unanswerable evaluation (gold documents hidden, off-topic questions)",
     )
 
     graph = sub.add_parser("ingest-graph", help="write a declared graph file (YAML or JSONL)")
@@ -100,6 +106,7 @@ def _eval(args: argparse.Namespace) -> int:
     from graphctx.embed import UniversalSentenceEncoderEmbedder
     from graphctx.eval.quality import run_evaluation
     from graphctx.eval.report import markdown_table, write_reports
+    from graphctx.eval.unanswerable import run_unanswerable, unanswerable_markdown
 
     ks = tuple(int(k) for k in args.k.split(",") if k.strip())
     if args.corpus or args.questions:
@@ -114,6 +121,8 @@ def _eval(args: argparse.Namespace) -> int:
     embedder = UniversalSentenceEncoderEmbedder()
     results = run_evaluation(sets, embedder, ks)
     print(markdown_table(results))
-    for path in write_reports(results, args.out, embedder.name):
+    unanswerable = [] if args.skip_unanswerable else run_unanswerable(sets, embedder, ks)
+    print(unanswerable_markdown(unanswerable))
+    for path in write_reports(results, args.out, embedder.name, unanswerable):
         print(f"wrote {path}")
     return 0

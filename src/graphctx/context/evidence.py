@@ -45,9 +45,11 @@ class Evidence:
 
 def evidence_sort_key(
     item: Evidence,
-) -> tuple[int, str, str, str, int, int, str, str, str, bool, str]:
-    """Total order used everywhere: the caller's rank first, then every field as tie-breaker."""
+) -> tuple[bool, int, str, str, str, int, int, str, str, str, bool, str]:
+    """Total order used everywhere: stale evidence after all other evidence whatever its rank,
+    then the caller's rank, then every field as tie-breaker."""
     return (
+        item.freshness is Freshness.STALE,
         item.rank,
         item.evidence_id,
         item.document_id,

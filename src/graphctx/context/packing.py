@@ -1,6 +1,7 @@
 """``pack_to_budget``: deterministic, budget-exact selection of evidence blocks.
 
-1. Drop unusable evidence and repeated ids; survivors are in ``evidence_sort_key`` order.
+1. Drop unusable evidence and repeated ids; survivors are in ``evidence_sort_key`` order
+   (stale evidence after all other evidence, then by rank), which every later step keeps.
 2. Greedy packing in that order, skipping overlapping spans and near duplicates of what is
    already packed (see ``dedup``), each block charged for its rendered form (tags included):
    a block that does not fit is cut at the last safe boundary that fits, or skipped; a skip
@@ -33,6 +34,7 @@ from graphctx.context.minhash import MinHashSignature
 from graphctx.context.rendering import render_block
 from graphctx.context.tokens import TokenCounter
 from graphctx.context.truncation import fit_prefix
+from graphctx.contract import Freshness
 
 __all__ = ["pack_to_budget"]
 
@@ -60,7 +62,8 @@ class _Pass:
 
 
 def _priority_order(items: Sequence[Evidence]) -> list[Evidence]:
-    """Evidence with information of its own first, redundant claim support after it."""
+    """Evidence with information of its own first, redundant claim support after it; stale
+    evidence stays after all other evidence (see ``evidence_sort_key``)."""
     first: list[Evidence] = []
     redundant: list[Evidence] = []
     covered: set[str] = set()
@@ -71,7 +74,7 @@ def _priority_order(items: Sequence[Evidence]) -> list[Evidence]:
             redundant.append(item)
         if item.claim_id is not None:
             covered.add(item.claim_id)
-    return first + redundant
+    return sorted(first + redundant, key=lambda item: item.freshness is Freshness.STALE)
 
 
 def _pack_once(

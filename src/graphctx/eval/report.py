@@ -9,6 +9,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from graphctx.eval.quality import DatasetResult
+from graphctx.eval.unanswerable import (
+    UnanswerableResult,
+    unanswerable_json,
+    unanswerable_markdown,
+)
 
 __all__ = ["markdown_table", "write_reports"]
 
@@ -89,17 +94,27 @@ def _chart(results: Sequence[DatasetResult], target: Path) -> Path | None:
     return target
 
 
-def write_reports(results: Sequence[DatasetResult], out: Path, embedder: str) -> list[Path]:
+def write_reports(
+    results: Sequence[DatasetResult],
+    out: Path,
+    embedder: str,
+    unanswerable: Sequence[UnanswerableResult] = (),
+) -> list[Path]:
     """eval.json, eval.md and (when matplotlib is installed) eval.png under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     json_path = out / "eval.json"
-    json_path.write_text(
-        json.dumps(_json(results, embedder), indent=2, ensure_ascii=False) + "\n", "utf-8"
-    )
+    report = _json(results, embedder)
+    if unanswerable:
+        report["unanswerable"] = unanswerable_json(unanswerable)
+    json_path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
     written.append(json_path)
     md_path = out / "eval.md"
-    md_path.write_text(f"# graphctx eval ({embedder})\n\n{markdown_table(results)}", "utf-8")
+    md_path.write_text(
+        f"# graphctx eval ({embedder})\n\n{markdown_table(results)}\n"
+        f"{unanswerable_markdown(unanswerable)}",
+        "utf-8",
+    )
     written.append(md_path)
     chart = _chart(results, out / "eval.png")
     if chart is not None:

@@ -1,4 +1,4 @@
-"""Assembling the evidence bundle: ranked evidence, stale demotion, and the final response.
+"""Assembling the evidence bundle: ranked evidence, stale after current, and the final response.
 
 The provider orchestrates; this module turns what the stages produced into a validated
 ContextResponse (items with provenance, limits, denials, manifest).
@@ -37,7 +37,6 @@ from graphctx.store.records import ChunkView, PathStep
 if TYPE_CHECKING:
     from graphctx.provider import ContextProvider
 
-STALE_RANK_PENALTY = 4  # places a stale item moves down the fused ranking
 # A skipped stage (nothing to expand) lost nothing; a timed-out or failed one may have.
 _INCOMPLETE = frozenset({StageStatus.TIMED_OUT, StageStatus.FAILED})
 
@@ -51,21 +50,10 @@ class RankedEvidence:
 
 
 def demote_stale(ranked: list[RankedEvidence]) -> list[RankedEvidence]:
-    """Stale evidence moves STALE_RANK_PENALTY places down, and always below its successor."""
-    position_of_document: dict[str, int] = {}
-    for index, r in enumerate(ranked):
-        if r.freshness is not Freshness.STALE:
-            position_of_document.setdefault(r.view.document_id, index)
-
-    def key(item: tuple[int, RankedEvidence]) -> tuple[float, int]:
-        index, r = item
-        if r.freshness is not Freshness.STALE:
-            return (float(index), 0)
-        successor = r.view.superseded_by or r.view.document_id
-        after = position_of_document.get(successor, -1) + 0.5
-        return (max(index + STALE_RANK_PENALTY, after), 1)
-
-    return [r for _, r in sorted(enumerate(ranked), key=key)]
+    """Every stale item after every item that is not stale, as the README promises; each group
+    keeps its fused order. A stale item thus also follows its (current) successor."""
+    current = [r for r in ranked if r.freshness is not Freshness.STALE]
+    return current + [r for r in ranked if r.freshness is Freshness.STALE]
 
 
 class ResponseBuilder:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from context_strategies import KOREAN_LINES, make_evidence
+from context_strategies import ENGLISH_LINES, KOREAN_LINES, make_evidence
 
 from graphctx.context import (
     DropReason,
@@ -177,6 +177,16 @@ def test_stale_evidence_is_marked_in_its_block_and_costs_the_marker() -> None:
     rendered = render_block("S1", block.content, Freshness.STALE)
     assert 'freshness="stale"' in rendered
     assert block.tokens == COUNTER.count(rendered)
+
+
+def test_a_better_ranked_stale_item_is_packed_after_the_current_one() -> None:
+    old = make_evidence("old", ENGLISH_LINES[0], document_id="a", freshness=Freshness.STALE)
+    new = make_evidence("new", ENGLISH_LINES[1], document_id="b", rank=1)
+    result = pack([old, new])
+    assert [(b.citation_id, b.evidence.evidence_id) for b in result.blocks] == [
+        ("S1", "new"),
+        ("S2", "old"),
+    ]
 
 
 def test_max_block_tokens_truncates_a_long_block_even_with_budget_left() -> None:

@@ -21,6 +21,7 @@ from graphctx.context import (
 )
 from graphctx.context.rendering import render_block
 from graphctx.context.truncation import safe_cut_points
+from graphctx.contract import Freshness
 
 COUNTER = default_token_counter()
 budgets = st.integers(0, 400)
@@ -157,3 +158,14 @@ def test_an_oversize_item_is_cut_at_a_safe_boundary_with_an_exact_span(
         assert block.start_char == start
         if block.truncated:
             assert block.end_char - start in safe_cut_points(item.text)
+
+
+@PROPERTY_SETTINGS
+@given(corpora(), budgets, policies)
+def test_no_stale_block_is_packed_before_a_block_that_is_not_stale(
+    corpus: Corpus, budget: int, policy: PackingPolicy
+) -> None:
+    stale = [
+        block.evidence.freshness is Freshness.STALE for block in pack(corpus, budget, policy).blocks
+    ]
+    assert stale == sorted(stale)
