@@ -242,6 +242,23 @@ def test_english_definitions_are_terms() -> None:
     }
 
 
+def test_capitalised_terms_are_opt_in_and_titles_are_not_terms() -> None:
+    passages = [
+        ExtractionInput(
+            "p1", "Demon Dice", {}, None, (("p1#0", "Demon Dice by Fast Forward Games."),)
+        ),
+        ExtractionInput(
+            "p2", "Dragon Dice", {}, None, (("p2#0", "Fast Forward Games and Demon Dice."),)
+        ),
+        *NOTES[:8],
+    ]
+    assert concepts_of(passages)[0] == []
+    extractor = OfflineExtractor(titles_as_entities=False, concepts=True, capitalised_terms=True)
+    nodes, _, _ = extractor.build(passages)
+    found = [(n.name, n.supporting_chunk_ids) for n in nodes if n.kind is NodeKind.CONCEPT]
+    assert found == [("“Fast Forward Games” (term)", ("p1#0", "p2#0"))]  # not the title
+
+
 def test_gold_pairs_sharing_a_concept_are_counted() -> None:
     found = concept_gold_pairs([{"a", "b", "c"}, {"d", "e"}], [("a", "b"), ("a", "d"), ("d", "e")])
     assert found == {

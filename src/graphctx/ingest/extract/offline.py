@@ -27,7 +27,12 @@ from collections.abc import Mapping, Sequence
 from graphctx.contract import NodeKind
 from graphctx.ingest.extract.items import items_of
 from graphctx.ingest.extract.mentions import DictionaryEntry, EntityDictionary, find_mentions
-from graphctx.ingest.extract.offline_concepts import MAX_MEMBERS, FormedConcept, form_concepts
+from graphctx.ingest.extract.offline_concepts import (
+    CAPITALISED_TERMS,
+    MAX_MEMBERS,
+    FormedConcept,
+    form_concepts,
+)
 from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport
 from graphctx.ingest.extract.references import (
     ReferenceKind,
@@ -70,12 +75,14 @@ class OfflineExtractor:
         references: bool = True,
         concepts: bool = False,
         max_members: int = MAX_MEMBERS,
+        capitalised_terms: bool = CAPITALISED_TERMS,
     ) -> None:
         self.dictionary = dictionary or EntityDictionary()
         self.titles_as_entities = titles_as_entities
         self.references = references
         self.concepts = concepts
         self.max_members = max_members
+        self.capitalised_terms = capitalised_terms
 
     async def extract(
         self, store: GraphStore, namespace: str, documents: Sequence[ExtractionInput]
@@ -168,7 +175,10 @@ class OfflineExtractor:
                 links.setdefault(whole[source], set()).add(whole[target])
                 links.setdefault(whole[target], set()).add(whole[source])
         formed, shape = form_concepts(
-            items, {k: frozenset(v) for k, v in links.items()}, max_members=self.max_members
+            items,
+            {k: frozenset(v) for k, v in links.items()},
+            max_members=self.max_members,
+            capitalised=self.capitalised_terms,
         )
         chunks_of = {item.key: item.chunk_ids for item in items}
         report.concepts = len(formed)

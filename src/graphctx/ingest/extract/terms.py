@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["DefinedTerm", "find_definitions", "term_users"]
+__all__ = ["DefinedTerm", "capitalised_terms", "find_definitions", "term_users"]
 
 _QUOTED = r"[\"“]([^\"“”\n]{1,40})[\"”]"
 _KO_LIST = re.compile(_QUOTED + r"\s*(?:이)?란\s")
@@ -36,6 +36,10 @@ _EN_PAREN = re.compile(
 )
 _GLOSSARY = re.compile(r"^\s*(?:[-*+]\s+)?\*\*([^*\n]{1,40})\*\*\s*[:\u2014\u2013-]", re.M)
 _WORDLIKE = re.compile(r"[\w가-힣]")
+# Two to five capitalised words, joined by spaces (a lower-case "of"/"the" may sit inside).
+_CAPITALISED = re.compile(
+    r"\b[A-Z][a-z]+(?:[- ](?:(?:of|the|for|de|von|van) )?[A-Z][a-z]+){1,4}\b"
+)
 
 
 @dataclass(frozen=True)
@@ -96,3 +100,20 @@ def term_users(
             if key != term.definer:
                 users[term].append(key)
     return users
+
+
+def capitalised_terms(
+    items: Sequence[tuple[str, str, str]], exclude: frozenset[str] = frozenset()
+) -> dict[DefinedTerm, list[str]]:
+    """Capitalised multi-word terms of English text ("Fast Forward Games"), with the items
+    using each, in item order. They have no definer (``definer`` is empty). ``exclude``:
+    names already linked otherwise (the documents' titles are entities already)."""
+    users: dict[tuple[str, str], list[str]] = {}
+    for key, collection, text in items:
+        for term in dict.fromkeys(m.group(0) for m in _CAPITALISED.finditer(text)):
+            if term not in exclude:
+                users.setdefault((collection, term), []).append(key)
+    return {
+        DefinedTerm(term, "", collection): keys
+        for (collection, term), keys in sorted(users.items())
+    }
