@@ -84,17 +84,16 @@ def term_users(
     terms: Sequence[DefinedTerm], items: Sequence[tuple[str, str, str]]
 ) -> dict[DefinedTerm, list[str]]:
     """Per term, the keys of the items (its definer excluded) that use it, in item order."""
-    by_collection: dict[str, list[DefinedTerm]] = {}
-    for term in terms:
-        by_collection.setdefault(term.collection, []).append(term)
+    by_collection: dict[str, list[tuple[DefinedTerm, re.Pattern[str]]]] = {}
+    for term in sorted(terms, key=lambda t: (-len(t.term), t.term)):  # longest first
+        by_collection.setdefault(term.collection, []).append((term, _pattern(term.term)))
     users: dict[DefinedTerm, list[str]] = {term: [] for term in terms}
     for key, collection, text in items:
-        # Longest terms first; each found occurrence is blanked so a shorter term inside it
-        # ("근로자" in "근로자대표") is not counted.
+        # Each found occurrence is blanked so a shorter term inside it ("근로자" in
+        # "근로자대표") is not counted.
         remaining = text
-        for term in sorted(by_collection.get(collection, ()), key=lambda t: -len(t.term)):
-            pattern = _pattern(term.term)
-            if pattern.search(remaining) is None:
+        for term, pattern in by_collection.get(collection, ()):
+            if term.term not in remaining or pattern.search(remaining) is None:
                 continue
             remaining = pattern.sub(lambda m: "\x00" * len(m.group(0)), remaining)
             if key != term.definer:
