@@ -37,9 +37,7 @@ _EN_PAREN = re.compile(
 _GLOSSARY = re.compile(r"^\s*(?:[-*+]\s+)?\*\*([^*\n]{1,40})\*\*\s*[:\u2014\u2013-]", re.M)
 _WORDLIKE = re.compile(r"[\w가-힣]")
 # Two to five capitalised words, joined by spaces (a lower-case "of"/"the" may sit inside).
-_CAPITALISED = re.compile(
-    r"\b[A-Z][a-z]+(?:[- ](?:(?:of|the|for|de|von|van) )?[A-Z][a-z]+){1,4}\b"
-)
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:[- ](?:(?:of|the|for|de|von|van) )?[A-Z][a-z]+){1,4}\b")
 
 
 @dataclass(frozen=True)
