@@ -197,6 +197,7 @@ MARKDOWN = (
     "### Metrics\n\nMetrics.\n",
     "### Logs\n\nLogs.\n",
     "### Traces\n\nTraces.\n",
+    "More about traces, in a second chunk of the same section.\n",
 )
 
 
@@ -211,6 +212,7 @@ def test_markdown_sections_under_one_heading_form_a_concept() -> None:
     doc = ExtractionInput("guide", "Guide", {}, "ops/guide.md", chunks)
     items = items_of([doc], {"guide": "doc:guide"})
     assert [i.parent[-1] for i in items[:3]] == ["Guide", "Operations guide", "Deploy"]
+    assert (len(items), items[-1].chunk_ids) == (9, ("guide#8", "guide#9"))  # one section
     formed, shape = form_concepts(items, {})
     # three sibling groups, but n = 9 allows at most ceil(9/5) = 2: the two that cover more
     assert concept_bounds(9) == (1, 2)

@@ -1,7 +1,8 @@
 """The items offline concepts are formed from, with the structure each one sits in.
 
 An *item* is the unit a concept groups (seed 001's article): one document, or, for a
-document whose text carries Markdown headings, each of its chunks (a section). Every item
+Markdown document with headings, each of its sections (consecutive chunks under the same
+heading path). Every item
 knows its *parent*: the structure that encloses it, outermost first:
 
 - a document declaring structure metadata (:data:`STRUCTURE_FIELDS`, e.g. a statute
@@ -97,13 +98,20 @@ def items_of(documents: Sequence[ExtractionInput], node_ids: dict[str, str]) -> 
         node_id = node_ids[doc.document_id]
         collection = doc.metadata.get("law", "")
         if any(paths):
-            for (chunk_id, text), path in zip(doc.chunks, paths, strict=True):
+            sections: list[tuple[tuple[str, ...], list[tuple[str, str]]]] = []
+            for chunk, path in zip(doc.chunks, paths, strict=True):
+                if sections and sections[-1][0] == path:  # a long section in several chunks
+                    sections[-1][1].append(chunk)
+                else:
+                    sections.append((path, [chunk]))
+            for path, chunks in sections:
                 title = path[-1] if path else (doc.title or doc.document_id)
                 parent = (doc.title or doc.document_id, *path[:-1])
                 label = f"{doc.title} > {title}" if doc.title and path else title
                 items.append(
-                    ConceptItem(chunk_id, doc.document_id, node_id, label, title, text,
-                                (chunk_id,), parent, collection)
+                    ConceptItem(chunks[0][0], doc.document_id, node_id, label, title,
+                                "\n".join(t for _, t in chunks), tuple(c for c, _ in chunks),
+                                parent, collection)
                 )  # fmt: skip
             continue
         parent = tuple(
