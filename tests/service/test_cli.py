@@ -152,3 +152,68 @@ def test_demo_json_prints_a_valid_bundle_for_every_question_and_principal() -> N
     assert [(b["query"], b["principal"]) for b in bundles] == asked
     for bundle in bundles:
         ContextResponse.model_validate_json(json.dumps(bundle["response"]))
+
+
+def record(number: str, title: str, text: str, *structure: str) -> dict[str, str]:
+    levels = dict(zip(("chapter", "section"), structure, strict=False))
+    return {"id": f"a{number}", "law": "시험법", "article_no": f"제{number}조", "title": title,
+            "text": text, **levels}  # fmt: skip
+
+
+UNFAIR = ("제2장 해고", "제1절 해고의 제한")
+REMEDY = ("제2장 해고", "제2절 구제")
+STATUTE_RECORDS = [
+    record("1", "목적", "이 법은 근로자의 생활을 보장한다.", "제1장 총칙"),
+    record("2", "적용 범위", "이 법은 모든 사업에 적용한다.", "제1장 총칙"),
+    record(
+        "23",
+        "해고 등의 제한",
+        '정당한 이유 없는 해고(이하 "부당해고등"이라 한다)는 못한다.',
+        *UNFAIR,
+    ),
+    record("24", "경영상 해고", "제23조에도 불구하고 해고할 수 있다.", *UNFAIR),
+    record("25", "우선 재고용", "제24조에 따라 해고된 사람을 고용한다.", *UNFAIR),
+    record(
+        "28", "구제신청", "부당해고등을 당한 근로자는 노동위원회에 구제를 신청할 수 있다.", *REMEDY
+    ),
+    record("29", "조사", "노동위원회는 신청을 받으면 조사하여야 한다.", *REMEDY),
+    record("30", "구제명령", "부당해고등이 성립하면 구제명령을 하여야 한다.", *REMEDY),
+    *[{"id": f"n{k}", "title": f"참고 {k}", "text": f"참고 자료 {k}번입니다."} for k in range(7)],
+]
+
+
+def test_ingest_extract_graph_forms_offline_concepts_that_search_walks(tmp_path: Path) -> None:
+    corpus = tmp_path / "law.jsonl"
+    corpus.write_text(
+        "\n".join(json.dumps(r, ensure_ascii=False) for r in STATUTE_RECORDS), encoding="utf-8"
+    )
+    store = tmp_path / "law.sqlite"
+    done = graphctx(
+        "--store", store, "ingest", corpus, "--namespace", "law", "--scope", "law",
+        "--extract-graph", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    graph = json.loads(done.stdout)["graph"]
+    shape = graph["concept_shape"]
+    assert (shape["items"], shape["low"], shape["high"]) == (15, 1, 3)
+    assert graph["concepts"] == shape["concepts"] == 3
+    assert shape["by_source"] == {"references": 1, "structure": 1, "term": 1}  # 제1절 cites itself
+    # covered: 제1조-제2조 (총칙), 제23조-제25조 (citations), 제28조 + 제30조 (부당해고등)
+    assert graph["fallback_rate"] == shape["fallback_rate"] == round(1 - 7 / 15, 4)
+    plain = graphctx(
+        "--store", store, "ingest", corpus, "--namespace", "other", "--scope", "law",
+        "--extract-graph",
+    )  # fmt: skip
+    assert "fallback rate 53.3%" in plain.stdout
+    found = graphctx(
+        "--store", store, "search", "부당해고 구제를 신청", "--namespace", "law",
+        "--principal", "p", "--scope", "law", "--mode", "graph", "--json",
+    )  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    response = ContextResponse.model_validate_json(found.stdout)
+    via_concept = {
+        item.document_id
+        for item in response.items
+        if any(step.kind.value == "Concept" for step in item.provenance_path)
+    }
+    assert "a23" in via_concept  # the definer of 부당해고등, reached from 제28조 / 제30조

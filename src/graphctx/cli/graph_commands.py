@@ -67,7 +67,8 @@ def add_extract_arguments(ingest: argparse.ArgumentParser) -> None:
     ingest.add_argument(
         "--extract-graph",
         action="store_true",
-        help="extract references, links and title mentions into the graph after ingest",
+        help="extract references, links, title mentions and offline concepts (headings,"
+        " defined terms, citation clusters) into the graph after ingest",
     )
     ingest.add_argument(
         "--dictionary", type=Path, help="YAML entity dictionary for mentions (implies extraction)"
@@ -79,7 +80,7 @@ def extractor_from_args(args: argparse.Namespace) -> GraphExtractor | None:
     if not getattr(args, "extract_graph", False) and dictionary_path is None:
         return None
     dictionary = EntityDictionary.from_file(dictionary_path) if dictionary_path else None
-    return OfflineExtractor(dictionary)
+    return OfflineExtractor(dictionary, concepts=True)
 
 
 def run_graph_command(args: argparse.Namespace, store: str | Path, grants: Any = None) -> int:

@@ -65,5 +65,12 @@ def render_ingest(report: IngestReport) -> str:
         f" {report.chunks_written} chunks written, {len(report.errors)} errors,"
         f" {report.elapsed_s:.1f} s"
     ]
+    if report.graph is not None:
+        graph = report.graph
+        lines.append(
+            f"  graph: {graph.document_nodes} document nodes, {graph.references} references,"
+            f" {graph.mentions} mentions, {graph.concepts} concepts"
+        )
+        lines += [f"  {detail}" for detail in graph.details]
     lines += [f"  error {e.code}: {e.origin}: {e.message}" for e in report.errors]
     return "\n".join(lines)

@@ -59,7 +59,6 @@ class EvalSet:
     description: str
     documents: tuple[EvalDocument, ...]
     questions: tuple[EvalQuestion, ...]
-    group_by: tuple[str, ...] = ()  # metadata fields that give structural concepts
 
 
 def default_data_dir() -> Path:
@@ -112,7 +111,11 @@ def _kr_law(data: Path, limit: int | None) -> EvalSet:
             {
                 "law": law,
                 "article_no": str(row["article_no"]),
-                "chapter": str(row.get("chapter") or ""),
+                **{
+                    level: str(row[level])
+                    for level in ("chapter", "section", "subsection")
+                    if row.get(level)
+                },
             },
         )
         for row in rows
@@ -131,7 +134,6 @@ def _kr_law(data: Path, limit: int | None) -> EvalSet:
         f"{law}: {len(documents)} articles, {len(questions)} multi-article questions",
         documents,
         tuple(questions),
-        group_by=("chapter",),
     )
 
 

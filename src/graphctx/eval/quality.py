@@ -12,8 +12,10 @@ For every question the same store answers five ways, all through the shared retr
 Rankings are compared at document level (a document counts once, at its best chunk).
 Recall@k = |gold ∩ top-k| / |gold|, averaged over questions; MRR = 1 / rank of the first gold
 document (0 when none is in the ranking). The graph comes from the offline extractor
-(references, title/dictionary mentions); a dataset with ``group_by`` fields is evaluated a
-second time with structural concepts added (``+groups``).
+(references, title/dictionary mentions); then the offline concepts (structure, defined terms,
+citation clusters) are added and the graph methods run again (``+concepts``), unless the
+corpus gave no concept. The concept set's shape is reported with the scores, and with it how
+many gold document pairs share a concept: a property of the concepts, whatever the scoring.
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
 
-from graphctx.contract import RetrievalMode, RetrieverName
+from graphctx.contract import NodeKind, RetrievalMode, RetrieverName
 from graphctx.embed import Embedder
 from graphctx.eval.datasets import EvalSet
 from graphctx.ingest.extract import ExtractionInput, ExtractionReport, OfflineExtractor
@@ -44,7 +46,15 @@ from graphctx.store.port import GraphStore
 from graphctx.store.records import ChunkHit
 from graphctx.store.sqlite.store import SqliteGraphStore
 
-__all__ = ["DEFAULT_KS", "METHODS", "DatasetResult", "MethodScores", "evaluate_set", "score"]
+__all__ = [
+    "DEFAULT_KS",
+    "METHODS",
+    "DatasetResult",
+    "MethodScores",
+    "concept_gold_pairs",
+    "evaluate_set",
+    "score",
+]
 
 METHODS = ("fulltext", "vector", "hybrid", "hybrid+graph", "auto")
 GRAPH_METHODS = ("hybrid+graph", "auto")
@@ -132,7 +142,10 @@ async def _ingest(
     return document_of, report.graph
 
 
-async def _add_groups(store: GraphStore, eval_set: EvalSet) -> ExtractionReport:
+async def _add_concepts(
+    store: GraphStore, eval_set: EvalSet, document_of: dict[str, str]
+) -> dict[str, object]:
+    """Write the offline concepts of the whole set; their shape and gold-pair coverage."""
     inputs = []
     for doc in eval_set.documents:
         chunks = await store.document_chunks(EVAL_NAMESPACE, doc.document_id)
@@ -145,13 +158,38 @@ async def _add_groups(store: GraphStore, eval_set: EvalSet) -> ExtractionReport:
                 tuple((c.chunk_id, c.text) for c in chunks),
             )
         )
-    extractor = OfflineExtractor(
-        titles_as_entities=False, references=False, group_by=eval_set.group_by
-    )
+    extractor = OfflineExtractor(titles_as_entities=False, references=False, concepts=True)
     nodes, _, report = extractor.build(inputs)
-    concepts = [n for n in nodes if n.node_id.startswith("group:")]
-    await store.write_graph(EVAL_NAMESPACE, concepts, [])
-    return report
+    concepts = [n for n in nodes if n.kind is NodeKind.CONCEPT]
+    if concepts:
+        await store.write_graph(EVAL_NAMESPACE, concepts, [])
+    members = [{document_of[c] for c in n.supporting_chunk_ids} for n in concepts]
+    found: dict[str, object] = {
+        "shape": None if report.concept_shape is None else asdict(report.concept_shape)
+    }
+    found.update(concept_gold_pairs(members, [q.gold for q in eval_set.questions]))
+    found["summary"] = report.concept_shape.summary() if report.concept_shape else "no items"
+    return found
+
+
+def concept_gold_pairs(
+    members: Sequence[set[str]], golds: Sequence[Sequence[str]]
+) -> dict[str, float]:
+    """How many gold document pairs (two gold documents of one question) share a concept,
+    and how many other documents a document shares a concept with (what a concept walk can
+    reach from it, right or wrong)."""
+    pairs = {tuple(sorted((a, b))) for gold in golds for a in gold for b in gold if a < b}
+    shared = sum(1 for a, b in pairs if any(a in m and b in m for m in members))
+    neighbours: dict[str, set[str]] = {}
+    for group in members:
+        for doc in group:
+            neighbours.setdefault(doc, set()).update(group - {doc})
+    reach = [len(n) for n in neighbours.values()]
+    return {
+        "gold_pairs": len(pairs),
+        "gold_pairs_sharing_concept": round(shared / len(pairs), 4) if pairs else 0.0,
+        "co_members_per_member": round(sum(reach) / len(reach), 2) if reach else 0.0,
+    }
 
 
 async def _rank(
@@ -255,14 +293,12 @@ async def evaluate_set(
             started = time.monotonic()
             await _run_questions(store, embedder, eval_set, document_of, result, ks)
             result.seconds["questions"] = round(time.monotonic() - started, 1)
-            if eval_set.group_by:
-                groups = await _add_groups(store, eval_set)
-                result.graph["groups"] = {
-                    "group_by": list(eval_set.group_by),
-                    "concepts": groups.concepts,
-                }
+            concepts = await _add_concepts(store, eval_set, document_of)
+            result.graph["concepts"] = concepts
+            shape = concepts["shape"]
+            if isinstance(shape, dict) and shape.get("concepts"):
                 await _run_questions(
-                    store, embedder, eval_set, document_of, result, ks, suffix=" +groups"
+                    store, embedder, eval_set, document_of, result, ks, suffix=" +concepts"
                 )
         finally:
             await store.close()

@@ -40,6 +40,14 @@ def markdown_table(results: Sequence[DatasetResult]) -> str:
             f" The router chose the graph for {result.routed_to_graph} of"
             f" {result.questions} questions (auto).\n"
         )
+        concepts = result.graph.get("concepts")
+        if isinstance(concepts, dict):
+            lines.append(
+                f"Offline concepts: {concepts.get('summary')}. Gold document pairs sharing a"
+                f" concept: {_pct(float(concepts.get('gold_pairs_sharing_concept', 0.0)))}%"
+                f" of {concepts.get('gold_pairs')}; co-members per member document:"
+                f" {concepts.get('co_members_per_member')}.\n"
+            )
     return "\n".join(lines)
 
 

@@ -81,18 +81,3 @@ def test_offline_extraction_links_documents_by_reference_and_mention() -> None:
     assert by_id[("doc:svc", "MENTIONS")].supporting_chunk_ids == ("db#0",)  # title mention
     assert by_id[("doc:svc", "SUPPORTS")].kind is NodeKind.ENTITY
     assert (report.references, report.mentions, report.document_nodes) == (2, 2, 4)
-
-
-def test_group_by_metadata_creates_structural_concepts() -> None:
-    docs = [
-        ExtractionInput(f"a{n}", None, {"chapter": "제2장 근로계약"}, None, ((f"a{n}#0", "x"),))
-        for n in range(3)
-    ]
-    nodes, _, report = OfflineExtractor(group_by=("chapter",)).build(docs)
-    concept = next(n for n in nodes if n.kind is NodeKind.CONCEPT)
-    assert (concept.name, concept.support_link, len(concept.supporting_chunk_ids)) == (
-        "제2장 근로계약",
-        "PART_OF",
-        3,
-    )
-    assert report.concepts == 1

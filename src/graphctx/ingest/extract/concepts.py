@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,12 +26,19 @@ from typing import Any, Final
 
 from graphctx.contract import NodeKind
 from graphctx.ingest.extract.chat import ChatClient, ChatMessage
+from graphctx.ingest.extract.concept_shape import concept_bounds
 from graphctx.ingest.extract.offline import document_node_id
 from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport
 from graphctx.store.port import GraphStore
 from graphctx.store.records import PART_OF, SUPPORTS, KnowledgeNode, Relation
 
-__all__ = ["CONCEPT_TYPES", "ITEM_RELATIONS", "ConceptPlan", "LlmConceptExtractor"]
+__all__ = [
+    "CONCEPT_TYPES",
+    "ITEM_RELATIONS",
+    "ConceptPlan",
+    "LlmConceptExtractor",
+    "concept_bounds",
+]
 
 SUMMARY_THRESHOLD: Final = 150
 SPLIT_THRESHOLD: Final = 1000
@@ -77,11 +83,6 @@ class ConceptPlan:
 
     concepts: tuple[PlannedConcept, ...]
     relations: tuple[tuple[str, str, str], ...]  # (source item, type, target item)
-
-
-def concept_bounds(n: int) -> tuple[int, int]:
-    """n/10 .. n/5 concepts (at least one; rounded outwards)."""
-    return max(1, math.floor(n / 10)), max(1, math.ceil(n / 5))
 
 
 def validate_answer(text: str, item_ids: set[str], n: int) -> tuple[ConceptPlan | None, list[str]]:

@@ -12,18 +12,27 @@ per chunk:
 - each dictionary entity mentioned becomes a MENTIONS link from the chunk to the entity node
   (titles of the batch's documents are in the dictionary when ``titles_as_entities``).
 
-``group_by`` metadata fields (e.g. ``chapter``) add one Concept per distinct value, with the
-documents as PART_OF members: structural groupings when no concept extraction is available.
+With ``concepts``, the batch's items (documents, or the sections of a Markdown document)
+are also grouped into Concepts formed offline from their structure, defined terms and
+citations (:mod:`~graphctx.ingest.extract.offline_concepts`), members linked PART_OF; the
+report carries the concept set's shape and fallback rate. Concepts are formed over the batch
+extracted together: re-ingesting a few changed documents re-forms none of them.
 Everything found is written in one transaction.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 
 from graphctx.contract import NodeKind
+from graphctx.ingest.extract.items import items_of
 from graphctx.ingest.extract.mentions import DictionaryEntry, EntityDictionary, find_mentions
+from graphctx.ingest.extract.offline_concepts import (
+    CAPITALISED_TERMS,
+    MAX_MEMBERS,
+    FormedConcept,
+    form_concepts,
+)
 from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport
 from graphctx.ingest.extract.references import (
     ReferenceKind,
@@ -55,7 +64,7 @@ def _node_name(doc: ExtractionInput) -> str:
 
 
 class OfflineExtractor:
-    """References + dictionary mentions (+ optional structural concepts). No model, no I/O
+    """References + dictionary mentions (+ optional offline concepts). No model, no I/O
     beyond the store."""
 
     def __init__(
@@ -64,12 +73,16 @@ class OfflineExtractor:
         *,
         titles_as_entities: bool = True,
         references: bool = True,
-        group_by: Sequence[str] = (),
+        concepts: bool = False,
+        max_members: int = MAX_MEMBERS,
+        capitalised_terms: bool = CAPITALISED_TERMS,
     ) -> None:
         self.dictionary = dictionary or EntityDictionary()
         self.titles_as_entities = titles_as_entities
         self.references = references
-        self.group_by = tuple(group_by)
+        self.concepts = concepts
+        self.max_members = max_members
+        self.capitalised_terms = capitalised_terms
 
     async def extract(
         self, store: GraphStore, namespace: str, documents: Sequence[ExtractionInput]
@@ -93,7 +106,7 @@ class OfflineExtractor:
         support_nodes: list[KnowledgeNode] = []
         mention_support: dict[str, list[str]] = {}
         relations: dict[tuple[str, str], list[str]] = {}
-        groups: dict[tuple[str, str], list[str]] = {}
+        cited: dict[tuple[str, str], None] = {}  # every explicit citation, for concepts
         for doc in documents:
             if not doc.chunks:
                 continue
@@ -111,15 +124,14 @@ class OfflineExtractor:
                     support_link=SUPPORTS,
                 )
             )
-            for field_name in self.group_by:
-                value = doc.metadata.get(field_name)
-                if value:
-                    groups.setdefault((field_name, value), []).extend(chunk_ids)
             law = doc.metadata.get("law")
             for chunk_id, text in doc.chunks:
-                if self.references:
+                if self.references or self.concepts:
                     for target in self._targets(text, doc, law, by_path, report):
-                        if target != source:
+                        if target == source:
+                            continue
+                        cited.setdefault((source, target), None)
+                        if self.references:
                             relations.setdefault((source, target), []).append(chunk_id)
                 for mention in find_mentions(text, dictionary):
                     if mention.node_id == source or home.get(mention.node_id) == doc.document_id:
@@ -139,18 +151,7 @@ class OfflineExtractor:
             for node_id, chunks in sorted(mention_support.items())
         ]
         report.mentions = sum(len(n.supporting_chunk_ids) for n in mention_nodes)
-        concepts = [
-            KnowledgeNode(
-                _group_id(field_name, value),
-                NodeKind.CONCEPT,
-                value,
-                tuple(dict.fromkeys(chunks)),
-                node_type=field_name,
-                support_link=PART_OF,
-            )
-            for (field_name, value), chunks in sorted(groups.items())
-        ]
-        report.concepts = len(concepts)
+        concepts = self._concepts(documents, own_nodes, cited, report) if self.concepts else []
         edges = [
             Relation(src, dst, REFERENCES, tuple(dict.fromkeys(chunks)))
             for (src, dst), chunks in sorted(relations.items())
@@ -158,6 +159,33 @@ class OfflineExtractor:
         report.references = len(edges)
         # Mentions first: a document node's own (stronger) link then wins for shared chunks.
         return [*mention_nodes, *support_nodes, *concepts], edges, report
+
+    def _concepts(
+        self,
+        documents: Sequence[ExtractionInput],
+        own_nodes: Mapping[str, str],
+        cited: Mapping[tuple[str, str], None],
+        report: ExtractionReport,
+    ) -> list[KnowledgeNode]:
+        items = items_of(documents, dict(own_nodes))
+        whole = {item.node_id: item.key for item in items if item.key == item.document_id}
+        links: dict[str, set[str]] = {}
+        for source, target in cited:
+            if source in whole and target in whole:
+                links.setdefault(whole[source], set()).add(whole[target])
+                links.setdefault(whole[target], set()).add(whole[source])
+        formed, shape = form_concepts(
+            items,
+            {k: frozenset(v) for k, v in links.items()},
+            max_members=self.max_members,
+            capitalised=self.capitalised_terms,
+        )
+        chunks_of = {item.key: item.chunk_ids for item in items}
+        report.concepts = len(formed)
+        report.fallback_rate = shape.fallback_rate
+        report.concept_shape = shape
+        report.details.append(f"offline concepts: {shape.summary()}")
+        return [_concept_node(concept, chunks_of) for concept in formed]
 
     def _dictionary(
         self, documents: Sequence[ExtractionInput], own_nodes: Mapping[str, str]
@@ -200,6 +228,18 @@ class OfflineExtractor:
         return targets
 
 
-def _group_id(field_name: str, value: str) -> str:
-    digest = hashlib.sha256(f"{field_name}\x00{value}".encode()).hexdigest()[:12]
-    return f"group:{field_name}:{digest}"
+def _concept_node(
+    concept: FormedConcept, chunks_of: Mapping[str, tuple[str, ...]]
+) -> KnowledgeNode:
+    support = [(cid, role) for key, role in zip(concept.members, concept.roles, strict=True)
+               for cid in chunks_of[key]]  # fmt: skip
+    return KnowledgeNode(
+        concept.concept_id,
+        NodeKind.CONCEPT,
+        concept.name,
+        tuple(dict.fromkeys(cid for cid, _ in support)),
+        description=concept.description,
+        node_type=concept.concept_type or concept.source.value,
+        support_link=PART_OF,
+        support_roles=tuple((cid, role) for cid, role in support if role),
+    )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from graphctx.ingest.extract.concept_shape import ConceptShape
 from graphctx.ingest.source import SourceDocument
 from graphctx.store.port import GraphStore
 
@@ -33,6 +34,7 @@ class ExtractionReport:
     mentions: int = 0
     concepts: int = 0
     fallback_rate: float | None = None  # share of items in no concept (concept extractors)
+    concept_shape: ConceptShape | None = None  # count vs n, members, overlap (offline concepts)
     details: list[str] = field(default_factory=list)
 
 
