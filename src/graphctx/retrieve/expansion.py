@@ -21,6 +21,7 @@ from graphctx.errors import GraphctxError
 from graphctx.retrieve.deadline import within
 from graphctx.retrieve.fusion import FusedCandidate, relative_scores
 from graphctx.retrieve.question_type import QuestionClass, QuestionType
+from graphctx.store.graph_walk import combine_support
 from graphctx.store.port import GraphStore, StageTimeout
 from graphctx.store.records import (
     ChunkHit,
@@ -178,7 +179,7 @@ async def expand_graph(
     from_anchors_result, from_seeds_result = walked
     # Propagated scores add up: from the anchors (in their relative-score units) and from
     # the entities the query names (each worth SEED_WEIGHT at its own chunks).
-    total: dict[str, float] = {}
+    parts: dict[str, list[float]] = {}
     support: dict[str, int] = {}
     best: dict[str, Expansion] = {}
     for expansions, factor in (
@@ -187,11 +188,12 @@ async def expand_graph(
     ):
         for expansion in expansions:
             cid = expansion.chunk_id
-            total[cid] = total.get(cid, 0.0) + factor * expansion.score
+            parts.setdefault(cid, []).append(factor * expansion.score)
             support[cid] = support.get(cid, 0) + expansion.origins
             old = best.get(cid)
             if old is None or (expansion.score, -expansion.hops) > (old.score, -old.hops):
                 best[cid] = expansion
+    total = {cid: combine_support(scores) for cid, scores in parts.items()}
     ordered = sorted(best.values(), key=lambda e: (-total[e.chunk_id], e.hops, e.chunk_id))
     withheld = sum(r.withheld for r in walked)
     detail = (

@@ -15,7 +15,7 @@ namespace) and relations by an integer id, so tie-breaks agree across backends.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -179,25 +179,37 @@ _Reaches = dict[str, list[_Reach]]  # node id -> reaches, best first
 
 @dataclass
 class _Arrival:
-    """A chunk's reaches, the best one per origin anchor. Its score is their sum: the walk
-    propagates each anchor's score, and support from several anchors adds up (as personalized
-    PageRank's mass does), while one anchor counts once however many paths lead from it."""
+    """A chunk's reaches, the best one per origin document. Its score is their sum: the walk
+    propagates each anchor's score, and support from several anchor documents adds up (as
+    personalized PageRank's mass does), while one document counts once however many of its
+    chunks are anchors and however many paths lead from them."""
 
     chunk_id: str
-    by_origin: dict[int, _Reach] = field(default_factory=dict)
+    by_origin: dict[str | int, _Reach] = field(default_factory=dict)
 
     def offer(self, candidate: _Reach) -> None:
-        if _better(candidate, self.by_origin.get(candidate.origin_row)):
-            self.by_origin[candidate.origin_row] = candidate
+        origin = candidate.origin_document or candidate.origin_row
+        if _better(candidate, self.by_origin.get(origin)):
+            self.by_origin[origin] = candidate
 
     def best(self) -> _Reach:
         return max(self.by_origin.values(), key=lambda r: (r.score, -r.hops, -r.origin_row))
 
     def score(self) -> float:
-        return sum(r.score for r in self.by_origin.values())
+        return combine_support(r.score for r in self.by_origin.values())
 
 
 _Found = dict[int, _Arrival]  # chunk row -> its reaches
+
+
+def combine_support(scores: Iterable[float]) -> float:
+    """Independent support from several origins, each a score in [0, 1]: 1 - prod(1 - s).
+    Two origins count for more than either, and no number of them passes 1, the weight of
+    the best search hit, so a chunk only the graph reached never outranks it."""
+    missing = 1.0
+    for score in scores:
+        missing *= 1.0 - min(1.0, max(0.0, score))
+    return 1.0 - missing
 
 
 def _offer(reaches: _Reaches, node: str, candidate: _Reach) -> None:
