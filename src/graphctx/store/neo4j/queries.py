@@ -13,6 +13,8 @@ Graph layout (all nodes carry ``namespace``; nothing is shared across namespaces
     (:ScopeSet {key, namespace, scopes, chunk_count})      one per distinct scope set
     (:Knowledge {namespace, node_id, kind, node_type, name, description})
         -[:FROM_CHUNK {link, role}]-> (:Chunk)
+    (:Knowledge) -[:DECLARED]-> (:Declaration {namespace, declaration, keys, node_type, home})
+        -[:THROUGH]-> (:Chunk)                       what one declaration said, through which chunks
     (:Name {namespace, key}) -[:NAMES]-> (:Knowledge)        entity lookup by name or alias
     (:Knowledge) -[:<RELATION_TYPE> {namespace, seq, support: [chunk_id, ...]}]-> (:Knowledge)
 """
@@ -48,6 +50,8 @@ SCHEMA_STATEMENTS: Final[dict[str, str]] = {
        FOR (c:Chunk) ON (c.namespace, c.seq)""",
     "graphctx_name_key": """CREATE CONSTRAINT graphctx_name_key IF NOT EXISTS
        FOR (n:Name) REQUIRE (n.namespace, n.key) IS UNIQUE""",
+    "graphctx_declaration_id": """CREATE CONSTRAINT graphctx_declaration_id IF NOT EXISTS
+       FOR (d:Declaration) REQUIRE (d.namespace, d.declaration) IS UNIQUE""",
     "graphctx_knowledge_by_namespace": """CREATE INDEX graphctx_knowledge_by_namespace IF NOT EXISTS
        FOR (k:Knowledge) ON (k.namespace)""",
     # No `vector.dimensions`: one index serves every embedding dimension (a query only meets
@@ -165,9 +169,10 @@ DOCUMENT_FOOTPRINT: Final = """
 MATCH (d:Document {namespace: $namespace, document_id: $document_id})
 OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
 OPTIONAL MATCH (k:Knowledge)-[:FROM_CHUNK]->(c)
+OPTIONAL MATCH (decl:Declaration)-[:THROUGH]->(c)
 WITH count(DISTINCT d) AS versions, collect(DISTINCT c) AS chunks,
-     collect(DISTINCT k.node_id) AS node_ids
-RETURN versions, node_ids, [c IN chunks | c.chunk_id] AS chunk_ids,
+     collect(DISTINCT k.node_id) AS node_ids, collect(DISTINCT decl.declaration) AS declarations
+RETURN versions, node_ids, declarations, [c IN chunks | c.chunk_id] AS chunk_ids,
        [c IN chunks | c.acl_key] AS chunk_keys
 """
 
@@ -195,6 +200,13 @@ DETACH DELETE k
 WITH DISTINCT name
 WHERE name IS NOT NULL AND NOT (name)-[:NAMES]->()
 DELETE name
+"""
+
+DELETE_UNSUPPORTED_DECLARATIONS: Final = """
+UNWIND $declarations AS declaration
+MATCH (d:Declaration {namespace: $namespace, declaration: declaration})
+WHERE NOT (d)-[:THROUGH]->(:Chunk)
+DETACH DELETE d
 """
 
 MISSING_CHUNKS: Final = """
@@ -234,6 +246,15 @@ CALL (k, row) {
     ON CREATE SET s.link = row.link, s.role = support.role
     ON MATCH SET s.link = CASE WHEN s.link = 'MENTIONS' THEN row.link ELSE s.link END,
                  s.role = coalesce(support.role, s.role)
+}
+CALL (k, row) {
+    MERGE (d:Declaration {namespace: $namespace, declaration: row.declaration})
+    ON CREATE SET d.keys = row.name_keys, d.node_type = row.node_type, d.home = row.home
+    MERGE (k)-[:DECLARED]->(d)
+    WITH d
+    UNWIND row.support AS support
+    MATCH (c:Chunk {namespace: $namespace, chunk_id: support.chunk_id})
+    MERGE (d)-[:THROUGH]->(c)
 }
 """
 
@@ -333,7 +354,7 @@ WHERE c.chunk_id IN $chunk_ids
 MATCH (d:Document)-[:HAS_CHUNK]->(c)
 WHERE {VISIBLE}
 MATCH (k:Knowledge {{namespace: $namespace}})-[:FROM_CHUNK]->(c)
-RETURN k.node_id AS node_id, k.kind AS kind, k.node_type AS node_type, c.chunk_id AS chunk_id
+RETURN k.node_id AS node_id, k.kind AS kind, c.chunk_id AS chunk_id
 ORDER BY node_id, chunk_id
 """
 
@@ -352,10 +373,41 @@ CHUNK_VISIBLE: Final = (
 
 
 def _node_visible(node: str) -> str:
+    """A node with home support (any link but MENTIONS) is visible through a visible home chunk
+    only; a node known only from mentions, through a visible mention. So a mention never shows
+    a hidden document's node."""
+    seen = "any(ns IN nd.scopes WHERE ns IN $scopes)"
+    home = "nl.link <> 'MENTIONS'"
     return (
-        f"EXISTS {{ MATCH ({node})-[:FROM_CHUNK]->(:Chunk)<-[:HAS_CHUNK]-(nd:Document)"
-        " WHERE any(s IN nd.scopes WHERE s IN $scopes) }"
+        f"(EXISTS {{ MATCH ({node})-[nl:FROM_CHUNK]->(:Chunk)<-[:HAS_CHUNK]-(nd:Document)"
+        f" WHERE {home} AND {seen} }}"
+        f" OR (NOT EXISTS {{ MATCH ({node})-[nl:FROM_CHUNK]->() WHERE {home} }}"
+        f" AND EXISTS {{ MATCH ({node})-[:FROM_CHUNK]->(:Chunk)<-[:HAS_CHUNK]-(nd:Document)"
+        f" WHERE {seen} }}))"
     )
+
+
+def _declared_visibly(node: str, said: str) -> str:
+    """Some declaration of ``node`` saying ``said`` (about ``dv``) is visible: one of its chunks
+    is visible and, unless it only mentions the node, none is hidden (the derived-text rule per
+    declaration; a hidden declaration never hides a visible one)."""
+    through = "(dv)-[:THROUGH]->(:Chunk)<-[:HAS_CHUNK]-(dd:Document)"
+    seen = "any(xs IN dd.scopes WHERE xs IN $scopes)"
+    return (
+        f"EXISTS {{ MATCH ({node})-[:DECLARED]->(dv:Declaration) WHERE {said}"
+        f" AND EXISTS {{ MATCH {through} WHERE {seen} }}"
+        f" AND NOT (dv.home AND EXISTS {{ MATCH {through} WHERE NOT {seen} }}) }}"
+    )
+
+
+def _key_visible(key: str, node: str) -> str:
+    return _declared_visibly(node, f"{key} IN dv.keys")
+
+
+def _shown_type(node: str) -> str:
+    """The node's type where a declaration of it is visible, else null."""
+    visible = _declared_visibly(node, f"dv.node_type = {node}.node_type")
+    return f"CASE WHEN {visible} THEN {node}.node_type END"
 
 
 RELATION_VISIBLE: Final = (
@@ -386,7 +438,7 @@ GRAPH_NODES_OF_CHUNKS: Final = f"""
 UNWIND $ids AS row
 MATCH (:Chunk {{namespace: $namespace, seq: row}})<-[s:FROM_CHUNK]-(k:Knowledge)
 RETURN row, k.node_id AS node_id, s.link AS link, s.role AS role, k.kind AS kind,
-       {_degree("k")} AS degree
+       {_degree("k")} AS degree, {_node_visible("k")} AS visible
 """
 
 GRAPH_CHUNKS_OF_NODES: Final = """
@@ -432,8 +484,8 @@ LOOKUP_ENTITIES: Final = f"""
 MATCH (name:Name {{namespace: $namespace}})
 WHERE name.key IN $keys
 MATCH (name)-[:NAMES]->(k:Knowledge)
-WHERE {_node_visible("k")}
-RETURN name.key AS key, k.node_id AS node_id, k.kind AS kind, k.node_type AS node_type
+WHERE {_node_visible("k")} AND {_key_visible("name.key", "k")}
+RETURN name.key AS key, k.node_id AS node_id, k.kind AS kind, {_shown_type("k")} AS node_type
 ORDER BY key, node_id
 LIMIT $limit
 """
@@ -462,7 +514,7 @@ RETURN node_id,
 DESCRIBE_NODES: Final = f"""
 MATCH (k:Knowledge {{namespace: $namespace}})
 WHERE k.node_id IN $ids AND {_node_visible("k")}
-RETURN k.node_id AS node_id, k.kind AS kind, k.node_type AS node_type, k.name AS name,
+RETURN k.node_id AS node_id, k.kind AS kind, {_shown_type("k")} AS node_type, k.name AS name,
        k.description AS description,
        NOT EXISTS {{
            MATCH (k)-[:FROM_CHUNK]->(:Chunk)<-[:HAS_CHUNK]-(hidden:Document)

@@ -15,6 +15,7 @@ import numpy as np
 
 import neo4j
 from graphctx.errors import ConfigurationError
+from graphctx.store.declarations import declaration_id, is_home_declaration, name_keys
 from graphctx.store.neo4j import acl, queries
 from graphctx.store.neo4j.rows import fetch, fetch_one, iso, stored_version
 from graphctx.store.records import (
@@ -25,7 +26,6 @@ from graphctx.store.records import (
     StoredVersion,
     WriteOutcome,
     WriteResult,
-    name_key,
 )
 from graphctx.store.sqlite.lexical import index_terms
 
@@ -217,6 +217,13 @@ async def delete_document(
             namespace=namespace,
             node_ids=footprint["node_ids"],
         )
+    if footprint["declarations"]:
+        await fetch(
+            tx,
+            queries.DELETE_UNSUPPORTED_DECLARATIONS,
+            namespace=namespace,
+            declarations=footprint["declarations"],
+        )
     deltas: dict[str, int] = {}
     for key in footprint["chunk_keys"]:
         deltas[str(key)] = deltas.get(str(key), 0) - 1
@@ -232,8 +239,10 @@ def node_row(node: KnowledgeNode) -> dict[str, Any]:
         "name": node.name,
         "description": node.description,
         "node_type": node.node_type,
-        "name_keys": sorted({name_key(n) for n in (node.name, *node.aliases)} - {""}),
+        "name_keys": name_keys(node),
         "link": node.support_link,
+        "declaration": declaration_id(node),
+        "home": is_home_declaration(node),
         "support": [
             {"chunk_id": chunk_id, "role": roles.get(chunk_id)}
             for chunk_id in node.supporting_chunk_ids

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from graphctx.errors import ConfigurationError
+from graphctx.store.declarations import declaration_id, is_home_declaration, name_keys
 from graphctx.store.records import (
     KnowledgeNode,
     NewChunk,
@@ -22,7 +23,6 @@ from graphctx.store.records import (
     StoredVersion,
     WriteOutcome,
     WriteResult,
-    name_key,
 )
 from graphctx.store.sqlite.lexical import index_terms
 
@@ -206,6 +206,11 @@ def _delete_orphan_nodes(conn: sqlite3.Connection, namespace: str) -> None:
            (SELECT node_id FROM nodes WHERE namespace = ?)""",
         (namespace, namespace),
     )
+    conn.execute(
+        """DELETE FROM node_declarations WHERE namespace = ? AND declaration NOT IN
+           (SELECT declaration FROM declaration_support WHERE namespace = ?)""",
+        (namespace, namespace),
+    )
 
 
 def _chunk_rowids(conn: sqlite3.Connection, namespace: str, chunk_ids: Sequence[str]) -> list[int]:
@@ -219,6 +224,31 @@ def _chunk_rowids(conn: sqlite3.Connection, namespace: str, chunk_ids: Sequence[
     if missing:
         raise ValueError(f"unknown supporting chunk ids: {', '.join(missing[:5])}")
     return [found[cid] for cid in chunk_ids]
+
+
+def _write_declaration(
+    conn: sqlite3.Connection,
+    namespace: str,
+    node: KnowledgeNode,
+    keys: Sequence[str],
+    rowids: Sequence[int],
+) -> None:
+    """Which keys and type this declaration introduced, and through which chunks."""
+    declaration = declaration_id(node)
+    said = [("key", key) for key in keys]
+    if node.node_type is not None:
+        said.append(("type", node.node_type))
+    conn.executemany(
+        """INSERT OR IGNORE INTO node_declarations (namespace, node_id, attribute, value,
+           declaration) VALUES (?, ?, ?, ?, ?)""",
+        [(namespace, node.node_id, attribute, value, declaration) for attribute, value in said],
+    )
+    home = int(is_home_declaration(node))
+    conn.executemany(
+        """INSERT OR IGNORE INTO declaration_support (namespace, declaration, chunk, home)
+           VALUES (?, ?, ?, ?)""",
+        [(namespace, declaration, rowid, home) for rowid in rowids],
+    )
 
 
 def write_graph_records(
@@ -243,13 +273,14 @@ def write_graph_records(
                 node.node_type,
             ),
         )
-        keys = {name_key(n) for n in (node.name, *node.aliases)} - {""}
+        keys = name_keys(node)
         conn.executemany(
             "INSERT OR IGNORE INTO node_names (namespace, key, node_id) VALUES (?, ?, ?)",
-            [(namespace, key, node.node_id) for key in sorted(keys)],
+            [(namespace, key, node.node_id) for key in keys],
         )
         roles = dict(node.support_roles)
         rowids = _chunk_rowids(conn, namespace, node.supporting_chunk_ids)
+        _write_declaration(conn, namespace, node, keys, rowids)
         # A chunk first recorded as a mere mention is upgraded by a stronger link.
         conn.executemany(
             """INSERT INTO node_support (namespace, node_id, chunk, link, role)
