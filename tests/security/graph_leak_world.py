@@ -16,20 +16,23 @@ HIDDEN_TITLE: Final = "Compass Restructuring Memo"
 HIDDEN_MARKER: Final = "ZQX-HR-LAYOFF-5521"
 NAMESPACE: Final = "leak"
 
-FILES: Final = {
-    "hr/layoffs.md": (
-        f"---\ndocument_id: {HIDDEN_ID}\ntitle: {HIDDEN_TITLE}\nscopes: [hr]\n---\n"
-        f"Forty engineers leave in March. Case number {HIDDEN_MARKER}.\n"
-    ),
-    "eng/migration.md": (
-        "---\ndocument_id: eng-migration\ntitle: Payment migration\nscopes: [eng]\n---\n"
-        f"The {HIDDEN_TITLE} delays the payment-service migration to the new ledger.\n"
-    ),
-    "eng/sprint.md": (
-        "---\ndocument_id: eng-sprint\ntitle: Sprint planning\nscopes: [eng]\n---\n"
-        f"Read the {HIDDEN_TITLE} before planning the payment-service ledger sprint.\n"
-    ),
-}
+
+def files(visible: str, hidden: str) -> dict[str, str]:
+    return {
+        "hr/layoffs.md": (
+            f"---\ndocument_id: {HIDDEN_ID}\ntitle: {HIDDEN_TITLE}\nscopes: [{hidden}]\n---\n"
+            f"Forty engineers leave in March. Case number {HIDDEN_MARKER}.\n"
+        ),
+        "eng/migration.md": (
+            f"---\ndocument_id: eng-migration\ntitle: Payment migration\nscopes: [{visible}]\n"
+            f"---\nThe {HIDDEN_TITLE} delays the payment-service migration to the new ledger.\n"
+        ),
+        "eng/sprint.md": (
+            f"---\ndocument_id: eng-sprint\ntitle: Sprint planning\nscopes: [{visible}]\n"
+            f"---\nRead the {HIDDEN_TITLE} before planning the payment-service ledger sprint.\n"
+        ),
+    }
+
 
 QUERIES: Final = (
     f"What does the {HIDDEN_TITLE} say about the payment-service ledger?",
@@ -37,8 +40,8 @@ QUERIES: Final = (
 )
 
 
-def write_world(root: Path) -> Path:
-    for name, text in FILES.items():
+def write_world(root: Path, visible: str = "eng", hidden: str = "hr") -> Path:
+    for name, text in files(visible, hidden).items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
