@@ -26,6 +26,7 @@ from typing import Final
 VECTOR_INDEX: Final = "graphctx_chunk_embedding"
 FULLTEXT_INDEX: Final = "graphctx_chunk_text"
 FULLTEXT_ANALYZER: Final = "whitespace"
+DECLARATION_CONSTRAINT: Final = "graphctx_declaration_id"
 
 # --- schema (write path, idempotent) ---------------------------------------------------------
 # Name -> statement. The name is the index (or the constraint's index) it creates.
@@ -50,7 +51,7 @@ SCHEMA_STATEMENTS: Final[dict[str, str]] = {
        FOR (c:Chunk) ON (c.namespace, c.seq)""",
     "graphctx_name_key": """CREATE CONSTRAINT graphctx_name_key IF NOT EXISTS
        FOR (n:Name) REQUIRE (n.namespace, n.key) IS UNIQUE""",
-    "graphctx_declaration_id": """CREATE CONSTRAINT graphctx_declaration_id IF NOT EXISTS
+    DECLARATION_CONSTRAINT: """CREATE CONSTRAINT graphctx_declaration_id IF NOT EXISTS
        FOR (d:Declaration) REQUIRE (d.namespace, d.declaration) IS UNIQUE""",
     "graphctx_knowledge_by_namespace": """CREATE INDEX graphctx_knowledge_by_namespace IF NOT EXISTS
        FOR (k:Knowledge) ON (k.namespace)""",
@@ -70,6 +71,24 @@ SCHEMA_STATEMENTS: Final[dict[str, str]] = {
 }
 
 AWAIT_INDEXES: Final = "CALL db.awaitIndexes($timeout_s)"
+
+# Run once, when the declaration constraint is created: a graph written before declarations
+# were recorded gets one per node, introducing all its keys and its type through all its
+# support, as a home declaration (so any hidden supporting chunk hides them, as it hides the
+# node's name). Auto-commit (session.run): it batches its own transactions.
+BACKFILL_LEGACY_DECLARATIONS: Final = """
+MATCH (k:Knowledge)
+WHERE NOT (k)-[:DECLARED]->()
+CALL (k) {
+    MERGE (d:Declaration {namespace: k.namespace, declaration: 'legacy:' + k.node_id})
+    SET d.keys = COLLECT { MATCH (name:Name)-[:NAMES]->(k) RETURN name.key },
+        d.node_type = k.node_type, d.home = true
+    MERGE (k)-[:DECLARED]->(d)
+    WITH d
+    MATCH (k)-[:FROM_CHUNK]->(c:Chunk)
+    MERGE (d)-[:THROUGH]->(c)
+} IN TRANSACTIONS OF 1000 ROWS
+"""
 
 SHOW_GRAPHCTX_INDEXES: Final = """
 SHOW INDEXES YIELD name, type, labelsOrTypes, properties, options, state
