@@ -6,8 +6,8 @@ at least one supporting chunk is visible; a node through a visible home chunk (o
 from mentions, a visible mention). A name key or a type is shown only through a visible
 declaration of it (:mod:`graphctx.store.declarations`). A traversal never steps onto a node,
 relation or chunk that fails the check; it counts the blocked step instead (``withheld``), and
-never reports which one it was. The traversal itself (bounds, scoring,
-paths) is :mod:`graphctx.store.graph_walk`; this module answers its queries.
+never reports which one it was. The traversal itself (bounds, scoring, paths) is
+:mod:`graphctx.store.graph_walk`; this module answers its queries.
 """
 
 from __future__ import annotations
