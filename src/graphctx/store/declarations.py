@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 
 from graphctx.store.records import MENTIONS, KnowledgeNode, name_key
 
@@ -30,13 +31,14 @@ def is_home_declaration(node: KnowledgeNode) -> bool:
     return node.support_link != MENTIONS
 
 
-def declaration_id(node: KnowledgeNode) -> str:
-    """A digest of what the declaration says (keys, type, link) and through which chunks."""
+def declaration_id(node: KnowledgeNode, keys: Sequence[str] | None = None) -> str:
+    """A digest of what the declaration says (keys, type, link) and through which chunks;
+    ``keys`` are its :func:`name_keys` when the caller has them already."""
     said = [
         node.node_id,
         node.support_link,
         node.node_type,
-        name_keys(node),
+        name_keys(node) if keys is None else list(keys),
         sorted(set(node.supporting_chunk_ids)),
     ]
     return hashlib.sha256(json.dumps(said, ensure_ascii=False).encode("utf-8")).hexdigest()[:32]

@@ -233,15 +233,16 @@ async def delete_document(
 
 def node_row(node: KnowledgeNode) -> dict[str, Any]:
     roles = dict(node.support_roles)
+    keys = name_keys(node)
     return {
         "node_id": node.node_id,
         "kind": node.kind.value,
         "name": node.name,
         "description": node.description,
         "node_type": node.node_type,
-        "name_keys": name_keys(node),
+        "name_keys": keys,
         "link": node.support_link,
-        "declaration": declaration_id(node),
+        "declaration": declaration_id(node, keys),
         "home": is_home_declaration(node),
         "support": [
             {"chunk_id": chunk_id, "role": roles.get(chunk_id)}

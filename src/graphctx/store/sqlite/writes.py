@@ -226,27 +226,17 @@ def _chunk_rowids(conn: sqlite3.Connection, namespace: str, chunk_ids: Sequence[
     return [found[cid] for cid in chunk_ids]
 
 
-def _write_declaration(
-    conn: sqlite3.Connection,
-    namespace: str,
-    node: KnowledgeNode,
-    keys: Sequence[str],
-    rowids: Sequence[int],
-) -> None:
+def _declaration_rows(
+    namespace: str, node: KnowledgeNode, keys: Sequence[str], rowids: Sequence[int]
+) -> tuple[list[tuple[str, str, str, str, str]], list[tuple[str, str, int, int]]]:
     """Which keys and type this declaration introduced, and through which chunks."""
-    declaration = declaration_id(node)
+    declaration = declaration_id(node, keys)
     said = [("key", key) for key in keys]
     if node.node_type is not None:
         said.append(("type", node.node_type))
-    conn.executemany(
-        """INSERT OR IGNORE INTO node_declarations (namespace, node_id, attribute, value,
-           declaration) VALUES (?, ?, ?, ?, ?)""",
-        [(namespace, node.node_id, attribute, value, declaration) for attribute, value in said],
-    )
     home = int(is_home_declaration(node))
-    conn.executemany(
-        """INSERT OR IGNORE INTO declaration_support (namespace, declaration, chunk, home)
-           VALUES (?, ?, ?, ?)""",
+    return (
+        [(namespace, node.node_id, attribute, value, declaration) for attribute, value in said],
         [(namespace, declaration, rowid, home) for rowid in rowids],
     )
 
@@ -257,6 +247,8 @@ def write_graph_records(
     nodes: Sequence[KnowledgeNode],
     relations: Sequence[Relation],
 ) -> None:
+    declared: list[tuple[str, str, str, str, str]] = []
+    declared_through: list[tuple[str, str, int, int]] = []
     for node in nodes:
         conn.execute(
             """INSERT INTO nodes (namespace, node_id, kind, name, description, node_type)
@@ -280,7 +272,9 @@ def write_graph_records(
         )
         roles = dict(node.support_roles)
         rowids = _chunk_rowids(conn, namespace, node.supporting_chunk_ids)
-        _write_declaration(conn, namespace, node, keys, rowids)
+        said, through = _declaration_rows(namespace, node, keys, rowids)
+        declared.extend(said)
+        declared_through.extend(through)
         # A chunk first recorded as a mere mention is upgraded by a stronger link.
         conn.executemany(
             """INSERT INTO node_support (namespace, node_id, chunk, link, role)
@@ -293,6 +287,16 @@ def write_graph_records(
                 for chunk_id, rowid in zip(node.supporting_chunk_ids, rowids, strict=True)
             ],
         )
+    conn.executemany(
+        """INSERT OR IGNORE INTO node_declarations (namespace, node_id, attribute, value,
+           declaration) VALUES (?, ?, ?, ?, ?)""",
+        declared,
+    )
+    conn.executemany(
+        """INSERT OR IGNORE INTO declaration_support (namespace, declaration, chunk, home)
+           VALUES (?, ?, ?, ?)""",
+        declared_through,
+    )
     for rel in relations:
         conn.execute(
             """INSERT OR IGNORE INTO relations (namespace, source_id, target_id, relation_type)
