@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from graphctx.context import default_token_counter
-from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
+from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode, StageStatus
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.ingest.extract import OfflineExtractor
 from graphctx.provider import ContextProvider
@@ -22,6 +22,7 @@ from graphctx.store.neo4j import Neo4jGraphStore
 
 pytestmark = pytest.mark.neo4j
 
+LOADED_MACHINE_TIMEOUT_MS = 30_000
 HIDDEN_ID = "hr-layoffs-2027-project-compass"
 TITLE = "Compass Restructuring Memo"
 ALIAS = "quill-ledger"
@@ -73,6 +74,7 @@ def ask(world: tuple[ContextProvider, str], query: str, scopes: list[str]) -> Co
             allowed_scopes=scopes,
             namespace=namespace,
             retrieval_mode=RetrievalMode.GRAPH if "Memo" in query else RetrievalMode.AUTO,
+            timeout_ms=LOADED_MACHINE_TIMEOUT_MS,
         )
     )
 
@@ -89,7 +91,10 @@ def test_a_hidden_alias_is_routed_like_a_random_string_on_neo4j(
     world: tuple[ContextProvider, str],
 ) -> None:
     def reasons(query: str, scopes: list[str]) -> list[str]:
-        return ask(world, query, scopes).manifest.route.reasons
+        manifest = ask(world, query, scopes).manifest
+        (lookup,) = [s for s in manifest.stages if s.stage == "route.entities"]
+        assert lookup.status is StageStatus.OK  # a lookup that ran out of time proves nothing
+        return manifest.route.reasons
 
     assert reasons(f"who runs {ALIAS}?", ["eng"]) == reasons("who runs zorbly-vexx?", ["eng"])
     assert any(repr(ALIAS) in reason for reason in reasons(f"who runs {ALIAS}?", ["eng", "hr"]))

@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
-from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
+from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode, StageStatus
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.provider import ContextProvider
 from graphctx.server.testing import unopened_provider
 
 NAMESPACE = "oracle"
+LOADED_MACHINE_TIMEOUT_MS = 20_000
 HIDDEN_ALIAS = "quill-ledger"
 HIDDEN_CONCEPT = "Compass Restructuring Plan"
 HIDDEN_TYPE = "Person"
@@ -103,7 +104,7 @@ def worlds(
 
 
 def ask(provider: ContextProvider, query: str, mode: RetrievalMode) -> ContextResponse:
-    return provider.retrieve(
+    response = provider.retrieve(
         ContextRequest(
             query=query,
             principal_id="eng-reader",
@@ -111,8 +112,12 @@ def ask(provider: ContextProvider, query: str, mode: RetrievalMode) -> ContextRe
             namespace=NAMESPACE,
             retrieval_mode=mode,
             trace_id="oracle-test",
+            timeout_ms=LOADED_MACHINE_TIMEOUT_MS,
         )
     )
+    (lookup,) = [s for s in response.manifest.stages if s.stage == "route.entities"]
+    assert lookup.status is StageStatus.OK  # a lookup that ran out of time proves nothing
+    return response
 
 
 def route_of(response: ContextResponse) -> dict[str, Any]:
