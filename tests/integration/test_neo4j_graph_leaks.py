@@ -14,6 +14,7 @@ import pytest
 
 from graphctx.context import default_token_counter
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode, StageStatus
+from graphctx.contract.request import MAX_TIMEOUT_MS
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.ingest.extract import OfflineExtractor
 from graphctx.provider import ContextProvider
@@ -62,6 +63,17 @@ def world(
             path = Path(root, f"graph-{number}.yaml")
             path.write_text(graph, encoding="utf-8")
             provider.ingest_graph(path, namespace=namespace)
+        # A fresh server plans the lookup statement on first use (seconds on a loaded machine,
+        # more than the lookup's deadline slice): plan it before the tests ask.
+        provider.retrieve(
+            ContextRequest(
+                query=ALIAS,
+                principal_id="p",
+                allowed_scopes=["eng"],
+                namespace=namespace,
+                timeout_ms=MAX_TIMEOUT_MS,
+            )
+        )
         yield provider, namespace
 
 
