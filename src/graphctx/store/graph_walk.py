@@ -55,8 +55,10 @@ class SeedNode:
 
 @dataclass(frozen=True)
 class ChunkNode:
-    """A node a chunk supports; ``degree`` counts the node's supporting chunks (a count capped
-    anywhere above ``max_node_support`` is enough)."""
+    """A node a chunk supports, whether or not visible; ``degree`` counts the node's supporting
+    chunks (a count capped anywhere above ``max_node_support`` is enough). A visible chunk does
+    not make a node visible: one that only mentions a node whose home chunks are hidden (a
+    hidden document's own node) must not show it."""
 
     chunk_row: int
     node_id: str
@@ -64,6 +66,7 @@ class ChunkNode:
     role: str | None
     kind: NodeKind
     degree: int
+    visible: bool
 
 
 @dataclass(frozen=True)
@@ -245,7 +248,7 @@ class _Walk:
         self.deadline = deadline
         self.visited_nodes: set[str] = set()  # counted against max_nodes
         self.walked: set[str] = set()  # nodes whose relations were already walked
-        self.withheld: set[tuple[str, int]] = set()
+        self.withheld: set[tuple[str, int | str]] = set()
 
     def ask(self, query: _Q) -> Generator[Query, None, _Q]:
         if time.monotonic() > self.deadline:
@@ -262,7 +265,9 @@ class _Walk:
         query = yield from self.ask(NodesOfChunks(tuple(frontier)))
         by_chunk: dict[int, list[tuple[int, str, str, str | None, NodeKind]]] = {}
         for found in query.rows:
-            if found.degree <= self.policy.max_node_support:
+            if not found.visible:
+                self.withheld.add(("node", found.node_id))
+            elif found.degree <= self.policy.max_node_support:
                 entry = (found.degree, found.node_id, found.link, found.role, found.kind)
                 by_chunk.setdefault(found.chunk_row, []).append(entry)
         reached: _Reaches = {}

@@ -137,14 +137,17 @@ class GraphStore(Protocol):
         limit: int,
         deadline: float,
     ) -> list[EntityMatch]:
-        """Visible nodes whose name or alias key (:func:`name_key`) is one of ``keys``."""
+        """Visible nodes whose name or alias key (:func:`name_key`) is one of ``keys``, each
+        key matched only through a visible declaration of it; ``node_type`` likewise, else
+        ``None`` (:mod:`graphctx.store.declarations`)."""
         ...
 
     async def describe_nodes(
         self, namespace: str, node_ids: Sequence[str], scopes: frozenset[str], deadline: float
     ) -> list[NodeText]:
         """Visible nodes with their derived text, withheld unless every supporting document
-        is visible to ``scopes`` (a concept summary must not leak a filtered document)."""
+        is visible to ``scopes`` (a concept summary must not leak a filtered document); the
+        type only through a visible declaration of it."""
         ...
 
     async def document_chunks(self, namespace: str, document_id: str) -> list[ChunkView]:

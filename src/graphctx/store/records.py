@@ -159,11 +159,16 @@ class DocumentSummary:
 
 @dataclass(frozen=True)
 class KnowledgeNode:
-    """An Entity, Concept, Claim or Evidence node, visible only through a visible chunk.
+    """One declaration of an Entity, Concept, Claim or Evidence node.
 
-    ``node_id`` is shown in provenance paths to anyone who can traverse the node, so it must
-    not carry secret text; ``name`` and ``description`` are derived text, shown only to a
-    principal who can see every document supporting the node.
+    A node is visible through a visible home chunk (any ``support_link`` but MENTIONS), or,
+    when it has no home chunk at all, through a visible mention. ``node_id`` is shown in
+    provenance paths to anyone who can traverse the node, so it must not carry secret text;
+    ``name`` and ``description`` are derived text, shown only to a principal who can see every
+    document supporting the node. The keys of ``name`` and ``aliases`` and the ``node_type``
+    this declaration introduces are matched and shown only through it: when one of its
+    supporting chunks is visible and, unless it only mentions the node, none is hidden
+    (:mod:`graphctx.store.declarations`).
 
     Added for the graph layer (all optional): ``node_type`` is the open sub-type (``Service``,
     ``System``, ``Person``, ``Article``; a Concept's ``procedure``/``calculation``/...);

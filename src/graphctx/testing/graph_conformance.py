@@ -442,6 +442,151 @@ class GraphLayerConformance:
         )
         assert [(m.node_id, m.relation_count) for m in found] == [("p:x", 1)]
 
+    # --- what a hidden declaration says: ids, names, aliases, types (issue 13, items 5, 6) -----
+    def hidden_home_graph(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> dict[str, str]:
+        """``doc:hr-memo``, an hr memo's own node, is mentioned by two eng chunks (an extractor
+        links every chunk naming a document's title); ``e:ledger`` is known only from them."""
+        ids = {
+            name: self.doc(runner, store, namespace, name, text, scopes)
+            for name, text, scopes in (
+                ("memo", "Compass memo: forty engineers leave in March.", {"hr"}),
+                ("plan", "The Compass memo delays the ledger migration.", {"eng"}),
+                ("sprint", "Read the Compass memo before the ledger sprint.", {"eng"}),
+            )
+        }
+        mentions = (ids["plan"], ids["sprint"])
+        nodes = [
+            KnowledgeNode(
+                "doc:hr-memo",
+                NodeKind.ENTITY,
+                "Compass memo",
+                mentions,
+                node_type="Document",
+                support_link="MENTIONS",
+            ),
+            KnowledgeNode(
+                "doc:hr-memo", NodeKind.ENTITY, "Compass memo", (ids["memo"],), node_type="Document"
+            ),
+            KnowledgeNode(
+                "e:ledger",
+                NodeKind.ENTITY,
+                "ledger",
+                mentions,
+                node_type="System",
+                support_link="MENTIONS",
+            ),
+        ]
+        runner.run(store.write_graph(namespace, nodes, []))
+        return ids
+
+    def test_a_mention_never_shows_a_node_whose_home_chunks_are_hidden(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        ids = self.hidden_home_graph(runner, store, namespace)
+        eng, everyone = frozenset({"eng"}), frozenset({"eng", "hr"})
+        policy, keys = ExpansionPolicy(), ["compass memo", "ledger"]
+        expanded = runner.run(
+            store.expand(namespace, {ids["plan"]: 1.0}, eng, policy, far_deadline())
+        )
+        steps = {step.id for e in expanded.expansions for step in e.path}
+        assert [e.chunk_id for e in expanded.expansions] == [ids["sprint"]]
+        assert "doc:hr-memo" not in steps
+        assert "e:ledger" in steps
+        assert expanded.withheld == 1  # the memo's node, counted, never named
+        found = runner.run(store.lookup_entities(namespace, keys, eng, 10, far_deadline()))
+        assert [(m.key, m.node_id, m.node_type) for m in found] == [
+            ("ledger", "e:ledger", "System")
+        ]
+        around = runner.run(
+            store.neighbourhood(namespace, ["doc:hr-memo"], eng, policy, far_deadline())
+        )
+        assert (around.expansions, around.withheld) == ((), 0)
+        described = runner.run(
+            store.describe_nodes(namespace, ["doc:hr-memo", "e:ledger"], eng, far_deadline())
+        )
+        assert [t.node_id for t in described] == ["e:ledger"]
+        of_chunk = runner.run(store.nodes_for_chunks(namespace, [ids["plan"]], eng, far_deadline()))
+        assert [n.node_id for n in of_chunk] == ["e:ledger"]
+        # A reader of the memo reaches it through the same mentions.
+        found = runner.run(store.lookup_entities(namespace, keys, everyone, 10, far_deadline()))
+        assert [(m.key, m.node_id, m.node_type) for m in found] == [
+            ("compass memo", "doc:hr-memo", "Document"),
+            ("ledger", "e:ledger", "System"),
+        ]
+        expanded = runner.run(
+            store.expand(namespace, {ids["plan"]: 1.0}, everyone, policy, far_deadline())
+        )
+        assert "doc:hr-memo" in {step.id for e in expanded.expansions for step in e.path}
+
+    def test_a_key_or_type_is_shown_only_through_a_visible_declaration_of_it(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        public = self.doc(runner, store, namespace, "billing", "billing-core bills.", {"eng"})
+        secret = self.doc(runner, store, namespace, "quill", "Quill runs billing-core.", {"hr"})
+        nodes = [
+            KnowledgeNode("svc:billing", NodeKind.ENTITY, "billing-core", (public,)),
+            KnowledgeNode(
+                "svc:billing",
+                NodeKind.ENTITY,
+                "billing-core",
+                (secret,),
+                node_type="Person",
+                aliases=("quill-ledger",),
+            ),
+        ]
+        runner.run(store.write_graph(namespace, nodes, []))
+        keys = ["billing-core", "quill-ledger"]
+        eng, everyone = frozenset({"eng"}), frozenset({"eng", "hr"})
+        found = runner.run(store.lookup_entities(namespace, keys, eng, 10, far_deadline()))
+        assert [(m.key, m.node_type) for m in found] == [("billing-core", None)]
+        described = runner.run(
+            store.describe_nodes(namespace, ["svc:billing"], eng, far_deadline())
+        )
+        assert [(t.node_id, t.node_type) for t in described] == [("svc:billing", None)]
+        found = runner.run(store.lookup_entities(namespace, keys, everyone, 10, far_deadline()))
+        assert [(m.key, m.node_type) for m in found] == [
+            ("billing-core", "Person"),
+            ("quill-ledger", "Person"),
+        ]
+
+    def test_an_alias_only_a_hidden_chunk_mentions_is_never_matched(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        home = self.doc(runner, store, namespace, "home", "Kafka is our broker", {"eng"})
+        hidden = self.doc(runner, store, namespace, "hidden", "Kestrel, our Kafka", {"hr"})
+        nodes = [
+            KnowledgeNode("e:kafka", NodeKind.ENTITY, "Kafka", (home,)),
+            KnowledgeNode(
+                "e:kafka",
+                NodeKind.ENTITY,
+                "Kafka",
+                (hidden,),
+                aliases=("Kestrel",),
+                support_link="MENTIONS",
+            ),
+        ]
+        runner.run(store.write_graph(namespace, nodes, []))
+        eng = frozenset({"eng"})
+        assert (
+            runner.run(store.lookup_entities(namespace, ["kestrel"], eng, 5, far_deadline())) == []
+        )
+        found = runner.run(
+            store.lookup_entities(namespace, ["kestrel"], eng | {"hr"}, 5, far_deadline())
+        )
+        assert [(m.key, m.node_id) for m in found] == [("kestrel", "e:kafka")]
+
+    def test_a_concept_name_built_with_a_hidden_member_is_never_matched(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        self.law_graph(runner, store, namespace)
+        keys = [name_key("Dismissal and job security")]
+        law = frozenset({"law"})
+        assert runner.run(store.lookup_entities(namespace, keys, law, 5, far_deadline())) == []
+        found = runner.run(store.lookup_entities(namespace, keys, law | {"hr"}, 5, far_deadline()))
+        assert [(m.node_id, m.node_type) for m in found] == [("concept:dismissal", "procedure")]
+
     # --- derived text -------------------------------------------------------------------------
     def test_derived_text_needs_every_supporting_document_visible(
         self, runner: asyncio.Runner, store: GraphStore, namespace: str

@@ -28,7 +28,11 @@ class FakeGraph:
         return list(self.chunks).index(chunk_id)
 
     def node_visible(self, node: str) -> bool:
-        return any(n == node and self.chunks[c] for n, c, _ in self.supports)
+        """Through a visible home chunk; a node known only from mentions, a visible mention."""
+        links = [(self.chunks[c], link) for n, c, link in self.supports if n == node]
+        if any(link != MENTIONS for _, link in links):
+            return any(seen for seen, link in links if link != MENTIONS)
+        return any(seen for seen, _ in links)
 
     def degree(self, node: str) -> int:
         return sum(n == node for n, _, _ in self.supports)
@@ -42,7 +46,15 @@ class FakeGraph:
                 ]
             case walk.NodesOfChunks(rows):
                 query.rows = [
-                    walk.ChunkNode(self.row(c), n, link, None, NodeKind.ENTITY, self.degree(n))
+                    walk.ChunkNode(
+                        self.row(c),
+                        n,
+                        link,
+                        None,
+                        NodeKind.ENTITY,
+                        self.degree(n),
+                        self.node_visible(n),
+                    )
                     for n, c, link in self.supports
                     if self.row(c) in rows
                 ]
@@ -104,6 +116,15 @@ def test_a_shared_node_reaches_home_chunks_before_mentions_and_counts_hidden_one
         PathStep(NodeKind.CHUNK, "b", "<-SUPPORTS"),
     )
     assert (result.withheld, result.nodes_visited) == (1, 1)
+
+
+def test_a_visible_mention_of_a_node_whose_home_is_hidden_is_withheld_not_walked() -> None:
+    graph = FakeGraph(
+        {"a": True, "b": True, "memo": False},
+        [("doc:memo", "memo", SUPPORTS), ("doc:memo", "a", MENTIONS), ("doc:memo", "b", MENTIONS)],
+    )
+    result = walk.run(walk.expand({"a": 1.0}, ExpansionPolicy(), deadline()), graph)
+    assert (result.expansions, result.withheld, result.nodes_visited) == ((), 1, 0)
 
 
 def test_a_hub_node_is_never_traversed() -> None:

@@ -4,8 +4,10 @@ The traversal is :mod:`graphctx.store.graph_walk`, shared with the embedded stor
 bounds, same ordering, same ``withheld`` accounting); this module answers its queries with one
 Cypher statement each, all inside the caller's READ transaction. Every statement carries the
 caller's scopes and checks visibility inside the query: a chunk is visible when its document
-holds one of the scopes; a node or a relation when at least one supporting chunk is visible.
-A blocked step is counted, never named.
+holds one of the scopes; a relation when at least one supporting chunk is visible; a node
+through a visible home chunk (or, known only from mentions, a visible mention). A name key or a
+type is shown only when the chunks whose declarations introduced it include a visible one and
+no hidden home chunk. A blocked step is counted, never named.
 
 Chunks are identified by their per-namespace ``seq`` (insertion order, the embedded store's
 row id) and relations by theirs, so tie-breaks follow the embedded store.
@@ -77,6 +79,7 @@ class _Answers:
                         _opt(r["role"]),
                         NodeKind(str(r["kind"])),
                         int(r["degree"]),
+                        bool(r["visible"]),
                     )
                     for r in await self.rows(queries.GRAPH_NODES_OF_CHUNKS, ids)
                 ]

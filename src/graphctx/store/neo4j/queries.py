@@ -13,6 +13,8 @@ Graph layout (all nodes carry ``namespace``; nothing is shared across namespaces
     (:ScopeSet {key, namespace, scopes, chunk_count})      one per distinct scope set
     (:Knowledge {namespace, node_id, kind, node_type, name, description})
         -[:FROM_CHUNK {link, role}]-> (:Chunk)
+    (:Knowledge) -[:DECLARED]-> (:Declaration {namespace, declaration, keys, node_type, home})
+        -[:THROUGH]-> (:Chunk)                       what one declaration said, through which chunks
     (:Name {namespace, key}) -[:NAMES]-> (:Knowledge)        entity lookup by name or alias
     (:Knowledge) -[:<RELATION_TYPE> {namespace, seq, support: [chunk_id, ...]}]-> (:Knowledge)
     (:PendingNode {namespace, node_id})   the end of a dangling relation: a node id no node
@@ -26,6 +28,7 @@ from typing import Final
 VECTOR_INDEX: Final = "graphctx_chunk_embedding"
 FULLTEXT_INDEX: Final = "graphctx_chunk_text"
 FULLTEXT_ANALYZER: Final = "whitespace"
+DECLARATION_CONSTRAINT: Final = "graphctx_declaration_id"
 
 # --- schema (write path, idempotent) ---------------------------------------------------------
 # Name -> statement. The name is the index (or the constraint's index) it creates.
@@ -52,6 +55,8 @@ SCHEMA_STATEMENTS: Final[dict[str, str]] = {
        FOR (p:PendingNode) REQUIRE (p.namespace, p.node_id) IS UNIQUE""",
     "graphctx_name_key": """CREATE CONSTRAINT graphctx_name_key IF NOT EXISTS
        FOR (n:Name) REQUIRE (n.namespace, n.key) IS UNIQUE""",
+    DECLARATION_CONSTRAINT: """CREATE CONSTRAINT graphctx_declaration_id IF NOT EXISTS
+       FOR (d:Declaration) REQUIRE (d.namespace, d.declaration) IS UNIQUE""",
     "graphctx_knowledge_by_namespace": """CREATE INDEX graphctx_knowledge_by_namespace IF NOT EXISTS
        FOR (k:Knowledge) ON (k.namespace)""",
     # No `vector.dimensions`: one index serves every embedding dimension (a query only meets
@@ -70,6 +75,24 @@ SCHEMA_STATEMENTS: Final[dict[str, str]] = {
 }
 
 AWAIT_INDEXES: Final = "CALL db.awaitIndexes($timeout_s)"
+
+# Run once, when the declaration constraint is created: a graph written before declarations
+# were recorded gets one per node, introducing all its keys and its type through all its
+# support, as a home declaration (so any hidden supporting chunk hides them, as it hides the
+# node's name). Auto-commit (session.run): it batches its own transactions.
+BACKFILL_LEGACY_DECLARATIONS: Final = """
+MATCH (k:Knowledge)
+WHERE NOT (k)-[:DECLARED]->()
+CALL (k) {
+    MERGE (d:Declaration {namespace: k.namespace, declaration: 'legacy:' + k.node_id})
+    SET d.keys = COLLECT { MATCH (name:Name)-[:NAMES]->(k) RETURN name.key },
+        d.node_type = k.node_type, d.home = true
+    MERGE (k)-[:DECLARED]->(d)
+    WITH d
+    MATCH (k)-[:FROM_CHUNK]->(c:Chunk)
+    MERGE (d)-[:THROUGH]->(c)
+} IN TRANSACTIONS OF 1000 ROWS
+"""
 
 SHOW_GRAPHCTX_INDEXES: Final = """
 SHOW INDEXES YIELD name, type, labelsOrTypes, properties, options, state
@@ -176,10 +199,12 @@ DOCUMENT_FOOTPRINT: Final = """
 MATCH (d:Document {namespace: $namespace, document_id: $document_id})
 OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
 OPTIONAL MATCH (k:Knowledge)-[f:FROM_CHUNK]->(c)
+OPTIONAL MATCH (decl:Declaration)-[:THROUGH]->(c)
 WITH count(DISTINCT d) AS versions, collect(DISTINCT c) AS chunks,
      collect(DISTINCT k.node_id) AS node_ids,
-     collect(DISTINCT CASE WHEN f.link <> 'MENTIONS' THEN k.node_id END) AS homed_ids
-RETURN versions, node_ids, homed_ids, [c IN chunks | c.chunk_id] AS chunk_ids,
+     collect(DISTINCT CASE WHEN f.link <> 'MENTIONS' THEN k.node_id END) AS homed_ids,
+     collect(DISTINCT decl.declaration) AS declarations
+RETURN versions, node_ids, homed_ids, declarations, [c IN chunks | c.chunk_id] AS chunk_ids,
        [c IN chunks | c.acl_key] AS chunk_keys
 """
 
@@ -251,6 +276,13 @@ WHERE NOT EXISTS { MATCH (:Knowledge {namespace: $namespace, node_id: node_id}) 
 MERGE (:PendingNode {namespace: $namespace, node_id: node_id})
 """
 
+DELETE_UNSUPPORTED_DECLARATIONS: Final = """
+UNWIND $declarations AS declaration
+MATCH (d:Declaration {namespace: $namespace, declaration: declaration})
+WHERE NOT (d)-[:THROUGH]->(:Chunk)
+DETACH DELETE d
+"""
+
 MISSING_CHUNKS: Final = """
 UNWIND $chunk_ids AS chunk_id
 OPTIONAL MATCH (c:Chunk {namespace: $namespace, chunk_id: chunk_id})
@@ -280,6 +312,15 @@ CALL (k, row) {
     ON CREATE SET s.link = row.link, s.role = support.role
     ON MATCH SET s.link = CASE WHEN s.link = 'MENTIONS' THEN row.link ELSE s.link END,
                  s.role = coalesce(support.role, s.role)
+}
+CALL (k, row) {
+    MERGE (d:Declaration {namespace: $namespace, declaration: row.declaration})
+    ON CREATE SET d.keys = row.name_keys, d.node_type = row.node_type, d.home = row.home
+    MERGE (k)-[:DECLARED]->(d)
+    WITH d
+    UNWIND row.support AS support
+    MATCH (c:Chunk {namespace: $namespace, chunk_id: support.chunk_id})
+    MERGE (d)-[:THROUGH]->(c)
 }
 """
 
@@ -379,7 +420,7 @@ WHERE c.chunk_id IN $chunk_ids
 MATCH (d:Document)-[:HAS_CHUNK]->(c)
 WHERE {VISIBLE}
 MATCH (k:Knowledge {{namespace: $namespace}})-[:FROM_CHUNK]->(c)
-RETURN k.node_id AS node_id, k.kind AS kind, k.node_type AS node_type, c.chunk_id AS chunk_id
+RETURN k.node_id AS node_id, k.kind AS kind, c.chunk_id AS chunk_id
 ORDER BY node_id, chunk_id
 """
 
@@ -398,10 +439,41 @@ CHUNK_VISIBLE: Final = (
 
 
 def _node_visible(node: str) -> str:
+    """A node with home support (any link but MENTIONS) is visible through a visible home chunk
+    only; a node known only from mentions, through a visible mention. So a mention never shows
+    a hidden document's node."""
+    seen = "any(ns IN nd.scopes WHERE ns IN $scopes)"
+    home = "nl.link <> 'MENTIONS'"
     return (
-        f"EXISTS {{ MATCH ({node})-[:FROM_CHUNK]->(:Chunk)<-[:HAS_CHUNK]-(nd:Document)"
-        " WHERE any(s IN nd.scopes WHERE s IN $scopes) }"
+        f"(EXISTS {{ MATCH ({node})-[nl:FROM_CHUNK]->(:Chunk)<-[:HAS_CHUNK]-(nd:Document)"
+        f" WHERE {home} AND {seen} }}"
+        f" OR (NOT EXISTS {{ MATCH ({node})-[nl:FROM_CHUNK]->() WHERE {home} }}"
+        f" AND EXISTS {{ MATCH ({node})-[:FROM_CHUNK]->(:Chunk)<-[:HAS_CHUNK]-(nd:Document)"
+        f" WHERE {seen} }}))"
     )
+
+
+def _declared_visibly(node: str, said: str) -> str:
+    """Some declaration of ``node`` saying ``said`` (about ``dv``) is visible: one of its chunks
+    is visible and, unless it only mentions the node, none is hidden (the derived-text rule per
+    declaration; a hidden declaration never hides a visible one)."""
+    through = "(dv)-[:THROUGH]->(:Chunk)<-[:HAS_CHUNK]-(dd:Document)"
+    seen = "any(xs IN dd.scopes WHERE xs IN $scopes)"
+    return (
+        f"EXISTS {{ MATCH ({node})-[:DECLARED]->(dv:Declaration) WHERE {said}"
+        f" AND EXISTS {{ MATCH {through} WHERE {seen} }}"
+        f" AND NOT (dv.home AND EXISTS {{ MATCH {through} WHERE NOT {seen} }}) }}"
+    )
+
+
+def _key_visible(key: str, node: str) -> str:
+    return _declared_visibly(node, f"{key} IN dv.keys")
+
+
+def _shown_type(node: str) -> str:
+    """The node's type where a declaration of it is visible, else null."""
+    visible = _declared_visibly(node, f"dv.node_type = {node}.node_type")
+    return f"CASE WHEN {visible} THEN {node}.node_type END"
 
 
 RELATION_VISIBLE: Final = (
@@ -432,7 +504,7 @@ GRAPH_NODES_OF_CHUNKS: Final = f"""
 UNWIND $ids AS row
 MATCH (:Chunk {{namespace: $namespace, seq: row}})<-[s:FROM_CHUNK]-(k:Knowledge)
 RETURN row, k.node_id AS node_id, s.link AS link, s.role AS role, k.kind AS kind,
-       {_degree("k")} AS degree
+       {_degree("k")} AS degree, {_node_visible("k")} AS visible
 """
 
 GRAPH_CHUNKS_OF_NODES: Final = """
@@ -478,8 +550,8 @@ LOOKUP_ENTITIES: Final = f"""
 MATCH (name:Name {{namespace: $namespace}})
 WHERE name.key IN $keys
 MATCH (name)-[:NAMES]->(k:Knowledge)
-WHERE {_node_visible("k")}
-RETURN name.key AS key, k.node_id AS node_id, k.kind AS kind, k.node_type AS node_type
+WHERE {_node_visible("k")} AND {_key_visible("name.key", "k")}
+RETURN name.key AS key, k.node_id AS node_id, k.kind AS kind, {_shown_type("k")} AS node_type
 ORDER BY key, node_id
 LIMIT $limit
 """
@@ -508,7 +580,7 @@ RETURN node_id,
 DESCRIBE_NODES: Final = f"""
 MATCH (k:Knowledge {{namespace: $namespace}})
 WHERE k.node_id IN $ids AND {_node_visible("k")}
-RETURN k.node_id AS node_id, k.kind AS kind, k.node_type AS node_type, k.name AS name,
+RETURN k.node_id AS node_id, k.kind AS kind, {_shown_type("k")} AS node_type, k.name AS name,
        k.description AS description,
        NOT EXISTS {{
            MATCH (k)-[:FROM_CHUNK]->(:Chunk)<-[:HAS_CHUNK]-(hidden:Document)

@@ -108,5 +108,7 @@ async def init_schema(driver: neo4j.AsyncDriver, database: str) -> SchemaReport:
             await (
                 await session.run(queries.AWAIT_INDEXES, timeout_s=INDEX_ONLINE_TIMEOUT_S)
             ).consume()
+            if queries.DECLARATION_CONSTRAINT in missing:
+                await (await session.run(queries.BACKFILL_LEGACY_DECLARATIONS)).consume()
             rows = await _graphctx_indexes(session)
     return SchemaReport(version, edition, verify_indexes(rows), tuple(missing))

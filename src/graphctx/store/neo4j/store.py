@@ -451,27 +451,29 @@ class Neo4jGraphStore:
                 scopes=sorted(scopes),
             )
             support: dict[str, list[str]] = {}
-            info: dict[str, tuple[str, str | None]] = {}
+            kinds: dict[str, str] = {}
             for row in rows:
                 node_id = str(row["node_id"])
                 support.setdefault(node_id, []).append(str(row["chunk_id"]))
-                node_type = None if row["node_type"] is None else str(row["node_type"])
-                info[node_id] = (str(row["kind"]), node_type)
+                kinds[node_id] = str(row["kind"])
             texts = {
-                t.node_id: t for t in await graph.describe_nodes(tx, namespace, [*info], scopes)
+                t.node_id: t for t in await graph.describe_nodes(tx, namespace, [*kinds], scopes)
             }
-            # Derived text rule: the name is shown only when every supporting document is
-            # visible; otherwise the node is named by its id. The description never is.
+            # Only visible nodes (a mention does not show a node whose home is hidden). Derived
+            # text rule: the name is shown only when every supporting document is visible,
+            # otherwise the node is named by its id; the type only through visible support.
+            # The description never is.
             return [
                 KnowledgeNode(
                     node_id,
-                    NodeKind(info[node_id][0]),
-                    (texts[node_id].name or node_id) if node_id in texts else node_id,
+                    NodeKind(kinds[node_id]),
+                    texts[node_id].name or node_id,
                     tuple(chunks),
                     None,
-                    node_type=info[node_id][1],
+                    node_type=texts[node_id].node_type,
                 )
                 for node_id, chunks in support.items()
+                if node_id in texts
             ]
 
         return await self._read(work, deadline, "nodes for chunks")

@@ -16,6 +16,7 @@ import numpy as np
 
 import neo4j
 from graphctx.errors import ConfigurationError
+from graphctx.store.declarations import declaration_id, is_home_declaration, name_keys
 from graphctx.store.neo4j import acl, queries
 from graphctx.store.neo4j.rows import fetch, fetch_one, iso, stored_version
 from graphctx.store.records import (
@@ -29,7 +30,6 @@ from graphctx.store.records import (
     WriteResult,
     check_expectation,
     check_scopes_of_older_versions,
-    name_key,
 )
 from graphctx.store.sqlite.lexical import index_terms
 
@@ -254,6 +254,13 @@ async def delete_document(
             namespace=namespace,
             node_ids=footprint["homed_ids"],
         )
+    if footprint["declarations"]:
+        await fetch(
+            tx,
+            queries.DELETE_UNSUPPORTED_DECLARATIONS,
+            namespace=namespace,
+            declarations=footprint["declarations"],
+        )
     if footprint["node_ids"]:
         for statement in (
             queries.DROP_NAMES_OF_UNSUPPORTED_NODES,
@@ -270,14 +277,17 @@ async def delete_document(
 
 def node_row(node: KnowledgeNode) -> dict[str, Any]:
     roles = dict(node.support_roles)
+    keys = name_keys(node)
     return {
         "node_id": node.node_id,
         "kind": node.kind.value,
         "name": node.name,
         "description": node.description,
         "node_type": node.node_type,
-        "name_keys": sorted({name_key(n) for n in (node.name, *node.aliases)} - {""}),
+        "name_keys": keys,
         "link": node.support_link,
+        "declaration": declaration_id(node, keys),
+        "home": is_home_declaration(node),
         "support": [
             {"chunk_id": chunk_id, "role": roles.get(chunk_id)}
             for chunk_id in node.supporting_chunk_ids

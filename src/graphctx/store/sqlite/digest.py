@@ -223,6 +223,13 @@ def _graph_sha(conn: sqlite3.Connection) -> str:
         ),
         conn.execute("SELECT namespace, key, node_id FROM node_names ORDER BY 1, 2, 3"),
         conn.execute(
+            """SELECT d.namespace, d.node_id, d.attribute, d.value, d.declaration, c.chunk_id,
+                      s.home
+               FROM node_declarations d LEFT JOIN declaration_support s
+                 ON s.namespace = d.namespace AND s.declaration = d.declaration
+               LEFT JOIN chunks c ON c.id = s.chunk ORDER BY 1, 2, 3, 4, 5, 6"""
+        ),
+        conn.execute(
             """SELECT r.namespace, r.source_id, r.relation_type, r.target_id, c.chunk_id
                FROM relations r LEFT JOIN relation_support rs ON rs.relation = r.id
                LEFT JOIN chunks c ON c.id = rs.chunk ORDER BY 1, 2, 3, 4, 5"""

@@ -1,11 +1,13 @@
 """Graph reads of the embedded store: expansion, neighbourhoods, entity lookup, derived text.
 
 Every statement carries the caller's scopes (``:scopes``, a JSON array) and checks visibility
-inside the SQL: a chunk is visible when its document holds one of the scopes; a node or a
-relation when at least one supporting chunk is visible. A traversal never steps onto a
-node, relation or chunk that fails the check; it counts the blocked step instead
-(``withheld``), and never reports which one it was. The traversal itself (bounds, scoring,
-paths) is :mod:`graphctx.store.graph_walk`; this module answers its queries.
+inside the SQL: a chunk is visible when its document holds one of the scopes; a relation when
+at least one supporting chunk is visible; a node through a visible home chunk (or, known only
+from mentions, a visible mention). A name key or a type is shown only through a visible
+declaration of it (:mod:`graphctx.store.declarations`). A traversal never steps onto a node,
+relation or chunk that fails the check; it counts the blocked step instead (``withheld``), and
+never reports which one it was. The traversal itself (bounds, scoring, paths) is
+:mod:`graphctx.store.graph_walk`; this module answers its queries.
 """
 
 from __future__ import annotations
@@ -35,10 +37,43 @@ def _doc_visible(doc: str) -> str:
 
 
 def _node_visible(node: str) -> str:
-    return (
-        "EXISTS (SELECT 1 FROM node_support vs JOIN chunks vc ON vc.id = vs.chunk"
-        f" WHERE vs.namespace = :ns AND vs.node_id = {node} AND {_doc_visible('vc.doc')})"
+    """A node with home support (any link but MENTIONS: it states, describes or contains the
+    node) is visible through a visible home chunk only; a node known only from mentions,
+    through a visible mention. So a mention never shows a hidden document's node."""
+    support = (
+        "SELECT 1 FROM node_support vs JOIN chunks vc ON vc.id = vs.chunk"
+        f" WHERE vs.namespace = :ns AND vs.node_id = {node}"
     )
+    return (
+        f"(EXISTS ({support} AND vs.link <> '{MENTIONS}' AND {_doc_visible('vc.doc')})"
+        f" OR (NOT EXISTS ({support} AND vs.link <> '{MENTIONS}')"
+        f" AND EXISTS ({support} AND {_doc_visible('vc.doc')})))"
+    )
+
+
+def _declared_visibly(node: str, attribute: str, value: str) -> str:
+    """Some declaration that introduced ``attribute = value`` for ``node`` is visible: one of
+    its chunks is visible and, unless it only mentions the node, none is hidden (the
+    derived-text rule per declaration; a hidden declaration never hides a visible one)."""
+    support = (
+        "SELECT 1 FROM declaration_support ds JOIN chunks dc ON dc.id = ds.chunk"
+        " WHERE ds.namespace = :ns AND ds.declaration = nd.declaration"
+    )
+    return (
+        "EXISTS (SELECT 1 FROM node_declarations nd"
+        f" WHERE nd.namespace = :ns AND nd.node_id = {node} AND nd.attribute = '{attribute}'"
+        f" AND nd.value = {value} AND EXISTS ({support} AND {_doc_visible('dc.doc')})"
+        f" AND NOT EXISTS ({support} AND ds.home AND NOT {_doc_visible('dc.doc')}))"
+    )
+
+
+def _key_visible(key: str, node: str) -> str:
+    return _declared_visibly(node, "key", key)
+
+
+def _shown_type(node: str) -> str:
+    """The node's type (``n.node_type``) where a declaration of it is visible, else NULL."""
+    return f"CASE WHEN {_declared_visibly(node, 'type', 'n.node_type')} THEN n.node_type END"
 
 
 def _relation_visible(relation: str) -> str:
@@ -56,7 +91,8 @@ def _degree(node: str) -> str:
 
 
 _NODES_OF_CHUNKS = f"""
-    SELECT s.chunk, s.node_id, s.link, s.role, n.kind, {_degree("s.node_id")} AS degree
+    SELECT s.chunk, s.node_id, s.link, s.role, n.kind, {_degree("s.node_id")} AS degree,
+           {_node_visible("s.node_id")} AS visible
     FROM node_support s JOIN nodes n ON n.namespace = s.namespace AND n.node_id = s.node_id
     WHERE s.namespace = :ns AND s.chunk IN (SELECT value FROM json_each(:ids))
 """
@@ -110,10 +146,10 @@ _VISIBLE_NODES = f"""
 """
 
 _LOOKUP = f"""
-    SELECT nn.key, n.node_id, n.kind, n.node_type FROM node_names nn
+    SELECT nn.key, n.node_id, n.kind, {_shown_type("n.node_id")} FROM node_names nn
     JOIN nodes n ON n.namespace = nn.namespace AND n.node_id = nn.node_id
     WHERE nn.namespace = :ns AND nn.key IN (SELECT value FROM json_each(:keys))
-      AND {_node_visible("n.node_id")}
+      AND {_node_visible("n.node_id")} AND {_key_visible("nn.key", "n.node_id")}
     ORDER BY nn.key, n.node_id LIMIT :limit
 """
 
@@ -130,7 +166,7 @@ _RELATION_COUNT = f"""
 """
 
 _DESCRIBE = f"""
-    SELECT n.node_id, n.kind, n.node_type, n.name, n.description,
+    SELECT n.node_id, n.kind, {_shown_type("n.node_id")}, n.name, n.description,
            NOT EXISTS (SELECT 1 FROM node_support s JOIN chunks c ON c.id = s.chunk
                        WHERE s.namespace = :ns AND s.node_id = n.node_id
                          AND NOT {_doc_visible("c.doc")})
@@ -189,9 +225,15 @@ class _Answers:
             case walk.NodesOfChunks(ids):
                 query.rows = [
                     walk.ChunkNode(
-                        _int(chunk), str(node), str(link), _opt(role), NodeKind(str(kind)), _int(n)
+                        _int(chunk),
+                        str(node),
+                        str(link),
+                        _opt(role),
+                        NodeKind(str(kind)),
+                        _int(n),
+                        bool(ok),
                     )
-                    for chunk, node, link, role, kind, n in self.rows(_NODES_OF_CHUNKS, ids)
+                    for chunk, node, link, role, kind, n, ok in self.rows(_NODES_OF_CHUNKS, ids)
                 ]
             case walk.Relations(ids, incoming):
                 sql = _RELATIONS_IN if incoming else _RELATIONS_OUT

@@ -107,6 +107,22 @@ CREATE TABLE IF NOT EXISTS node_names (
     node_id   TEXT NOT NULL,
     PRIMARY KEY (namespace, key, node_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS node_declarations (
+    namespace   TEXT NOT NULL,
+    node_id     TEXT NOT NULL,
+    attribute   TEXT NOT NULL,
+    value       TEXT NOT NULL,
+    declaration TEXT NOT NULL,
+    PRIMARY KEY (namespace, node_id, attribute, value, declaration)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS declaration_support (
+    namespace   TEXT NOT NULL,
+    declaration TEXT NOT NULL,
+    chunk       INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    home        INTEGER NOT NULL,
+    PRIMARY KEY (namespace, declaration, chunk)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS declaration_support_by_chunk ON declaration_support (chunk);
 """
 
 # Columns added by the graph layer; an older file gets them on open (ADD COLUMN only).
@@ -115,6 +131,25 @@ _ADDED_COLUMNS = (
     ("node_support", "link", "TEXT NOT NULL DEFAULT 'SUPPORTS'"),
     ("node_support", "role", "TEXT"),
 )
+
+
+# A file written before declarations were recorded gets one per node, introducing all its keys
+# and its type through all its support: the conservative reading (a hidden supporting chunk
+# then hides them, as it hides the node's name).
+_LEGACY_DECLARATIONS = """
+INSERT OR IGNORE INTO node_declarations (namespace, node_id, attribute, value, declaration)
+SELECT namespace, node_id, 'key', key, 'legacy:' || node_id FROM node_names
+UNION ALL
+SELECT namespace, node_id, 'type', node_type, 'legacy:' || node_id FROM nodes
+WHERE node_type IS NOT NULL;
+INSERT OR IGNORE INTO declaration_support (namespace, declaration, chunk, home)
+SELECT namespace, 'legacy:' || node_id, chunk, max(link <> 'MENTIONS') FROM node_support
+GROUP BY namespace, node_id, chunk
+"""
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
 def _add_missing_columns(conn: sqlite3.Connection) -> None:
@@ -171,10 +206,14 @@ def initialise(conn: sqlite3.Connection, path: Path) -> None:
     try:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("BEGIN IMMEDIATE")
+        legacy = has_tables and "node_declarations" not in _tables(conn)
         for statement in _DDL.split(";"):
             if statement.strip():
                 conn.execute(statement)
         _add_missing_columns(conn)
+        if legacy:
+            for statement in _LEGACY_DECLARATIONS.split(";"):
+                conn.execute(statement)
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         conn.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",

@@ -360,7 +360,7 @@ class SqliteGraphStore:
         clause, params = _scope_clause(scopes, "c.doc")
         id_marks = ", ".join("?" * len(chunk_ids))
         sql = f"""
-            SELECT n.node_id, n.kind, n.name, n.node_type, c.chunk_id
+            SELECT n.node_id, n.kind, c.chunk_id
             FROM node_support s
             JOIN chunks c ON c.id = s.chunk
             JOIN nodes n ON n.namespace = s.namespace AND n.node_id = s.node_id
@@ -370,25 +370,25 @@ class SqliteGraphStore:
 
         def work(conn: sqlite3.Connection) -> list[KnowledgeNode]:
             support: dict[str, list[str]] = {}
-            info: dict[str, tuple[str, str, str | None]] = {}
-            for node_id, kind, name, node_type, chunk_id in conn.execute(
-                sql, [namespace, *chunk_ids, *params]
-            ):
+            kinds: dict[str, str] = {}
+            for node_id, kind, chunk_id in conn.execute(sql, [namespace, *chunk_ids, *params]):
                 support.setdefault(node_id, []).append(chunk_id)
-                info[node_id] = (kind, name, node_type)
-            texts = {t.node_id: t for t in graph.describe_nodes(conn, namespace, [*info], scopes)}
-            # Derived text rule: the name is shown only when every supporting document is
-            # visible; otherwise the node is named by its id.
+                kinds[node_id] = kind
+            texts = {t.node_id: t for t in graph.describe_nodes(conn, namespace, [*kinds], scopes)}
+            # Only visible nodes (a mention does not show a node whose home is hidden). Derived
+            # text rule: the name is shown only when every supporting document is visible,
+            # otherwise the node is named by its id; the type only through visible support.
             return [
                 KnowledgeNode(
                     node_id,
-                    NodeKind(info[node_id][0]),
-                    texts[node_id].name or node_id if node_id in texts else node_id,
+                    NodeKind(kinds[node_id]),
+                    texts[node_id].name or node_id,
                     tuple(chunks),
                     None,
-                    node_type=info[node_id][2],
+                    node_type=texts[node_id].node_type,
                 )
                 for node_id, chunks in support.items()
+                if node_id in texts
             ]
 
         return await self._read(work, deadline)

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from graphctx.errors import ConfigurationError
+from graphctx.store.declarations import declaration_id, is_home_declaration, name_keys
 from graphctx.store.records import (
     MENTIONS,
     Expectation,
@@ -30,7 +31,6 @@ from graphctx.store.records import (
     WriteResult,
     check_expectation,
     check_scopes_of_older_versions,
-    name_key,
 )
 from graphctx.store.sqlite.lexical import index_terms
 
@@ -263,6 +263,11 @@ def _delete_orphan_nodes(conn: sqlite3.Connection, namespace: str) -> None:
            (SELECT node_id FROM nodes WHERE namespace = ?)""",
         (namespace, namespace),
     )
+    conn.execute(
+        """DELETE FROM node_declarations WHERE namespace = ? AND declaration NOT IN
+           (SELECT declaration FROM declaration_support WHERE namespace = ?)""",
+        (namespace, namespace),
+    )
 
 
 def _chunk_rowids(conn: sqlite3.Connection, namespace: str, chunk_ids: Sequence[str]) -> list[int]:
@@ -278,12 +283,29 @@ def _chunk_rowids(conn: sqlite3.Connection, namespace: str, chunk_ids: Sequence[
     return [found[cid] for cid in chunk_ids]
 
 
+def _declaration_rows(
+    namespace: str, node: KnowledgeNode, keys: Sequence[str], rowids: Sequence[int]
+) -> tuple[list[tuple[str, str, str, str, str]], list[tuple[str, str, int, int]]]:
+    """Which keys and type this declaration introduced, and through which chunks."""
+    declaration = declaration_id(node, keys)
+    said = [("key", key) for key in keys]
+    if node.node_type is not None:
+        said.append(("type", node.node_type))
+    home = int(is_home_declaration(node))
+    return (
+        [(namespace, node.node_id, attribute, value, declaration) for attribute, value in said],
+        [(namespace, declaration, rowid, home) for rowid in rowids],
+    )
+
+
 def write_graph_records(
     conn: sqlite3.Connection,
     namespace: str,
     nodes: Sequence[KnowledgeNode],
     relations: Sequence[Relation],
 ) -> None:
+    declared: list[tuple[str, str, str, str, str]] = []
+    declared_through: list[tuple[str, str, int, int]] = []
     for node in nodes:
         conn.execute(
             """INSERT INTO nodes (namespace, node_id, kind, name, description, node_type)
@@ -300,13 +322,16 @@ def write_graph_records(
                 node.node_type,
             ),
         )
-        keys = {name_key(n) for n in (node.name, *node.aliases)} - {""}
+        keys = name_keys(node)
         conn.executemany(
             "INSERT OR IGNORE INTO node_names (namespace, key, node_id) VALUES (?, ?, ?)",
-            [(namespace, key, node.node_id) for key in sorted(keys)],
+            [(namespace, key, node.node_id) for key in keys],
         )
         roles = dict(node.support_roles)
         rowids = _chunk_rowids(conn, namespace, node.supporting_chunk_ids)
+        said, through = _declaration_rows(namespace, node, keys, rowids)
+        declared.extend(said)
+        declared_through.extend(through)
         # A chunk first recorded as a mere mention is upgraded by a stronger link.
         conn.executemany(
             """INSERT INTO node_support (namespace, node_id, chunk, link, role)
@@ -319,6 +344,16 @@ def write_graph_records(
                 for chunk_id, rowid in zip(node.supporting_chunk_ids, rowids, strict=True)
             ],
         )
+    conn.executemany(
+        """INSERT OR IGNORE INTO node_declarations (namespace, node_id, attribute, value,
+           declaration) VALUES (?, ?, ?, ?, ?)""",
+        declared,
+    )
+    conn.executemany(
+        """INSERT OR IGNORE INTO declaration_support (namespace, declaration, chunk, home)
+           VALUES (?, ?, ?, ?)""",
+        declared_through,
+    )
     for rel in relations:
         conn.execute(
             """INSERT OR IGNORE INTO relations (namespace, source_id, target_id, relation_type)
