@@ -263,8 +263,9 @@ class ContextProvider:
             deadline.slice_at(CANDIDATE_SHARE),
         )
         build.stages.extend(found.reports)
+        started = time.monotonic()
         fusion = fuse_lists(found.ranked)
-        build.add_route_reason(fusion.explain())
+        build.stage("fuse", StageStatus.OK, started, len(fusion.candidates), fusion.explain())
         fused = fusion.candidates
         if RetrieverName.GRAPH in route.retrievers:
             fused = await self._expand(request, scopes, question, entities, fused, deadline, build)

@@ -163,7 +163,7 @@ class GraphLayerConformance:
         )
         reached = [(e.path[0].id, e.chunk_id, e.score, e.origins) for e in result.expansions]
         assert reached == [
-            (ids["remedy"], ids["restriction"], 0.75, 2),  # 0.5 from remedy + 0.25 from notice
+            (ids["remedy"], ids["restriction"], 0.625, 2),  # 1 - (1 - 0.5) * (1 - 0.25)
             (ids["remedy"], ids["notice"], 0.5, 1),
             (ids["notice"], ids["remedy"], 0.25, 1),
         ]
