@@ -7,7 +7,8 @@ chunks of *any* project contain it, so the order of her two documents (the repor
 reciprocal rank 1.0 or 0.5) told her whether another project uses the word: one bit per
 request, deterministic. The stage timings in the manifest grew with the other project's
 matches too. Responses must come out identical, order included, whatever other projects hold,
-and carry only coarse timings (the exact ones stay in the log).
+and carry only coarse timings (the exact ones stay in the log). The same holds for documents
+of her own project in a scope she lacks: BM25 statistics come from her visible chunks only.
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ class Service:
 
 
 def settings(keys: dict[str, str]) -> ServiceSettings:
-    def entry(name: str, project: str) -> dict[str, object]:
-        grant = {"scopes": ["public"], "can_write": True}
+    def entry(name: str, project: str, scope: str = "public") -> dict[str, object]:
+        grant = {"scopes": [scope], "can_write": True}
         return {
             "id": name,
             "hash": hash_key(keys[name], n=FAST_HASH_N),
@@ -68,14 +69,14 @@ def settings(keys: dict[str, str]) -> ServiceSettings:
         }
 
     return ServiceSettings(
-        keys=[entry("mallory", "mine"), entry("victim", "theirs")],
+        keys=[entry("mallory", "mine"), entry("victim", "theirs"), entry("hr", "mine", "hr")],
         limits={"rate_per_second": 10_000, "rate_burst": 10_000},
     )
 
 
 @pytest.fixture
 def service(tmp_path: Path, embedder: UniversalSentenceEncoderEmbedder) -> Iterator[Service]:
-    keys = {name: generate_key(name) for name in ("mallory", "victim")}
+    keys = {name: generate_key(name) for name in ("mallory", "victim", "hr")}
     provider = ContextProvider(
         SlowFulltextStore(tmp_path / "store.sqlite"),
         embedder,
@@ -86,10 +87,14 @@ def service(tmp_path: Path, embedder: UniversalSentenceEncoderEmbedder) -> Itera
         yield Service(url, keys)
 
 
-def write(service: Service, who: str, project: str, texts: Sequence[tuple[str, str]]) -> None:
-    documents = [
-        {"document_id": doc_id, "text": text, "scopes": ["public"]} for doc_id, text in texts
-    ]
+def write(
+    service: Service,
+    who: str,
+    project: str,
+    texts: Sequence[tuple[str, str]],
+    scope: str = "public",
+) -> None:
+    documents = [{"document_id": doc_id, "text": text, "scopes": [scope]} for doc_id, text in texts]
     with service.client(who) as client:
         response = client.post(f"/v1/projects/{project}/documents", json={"documents": documents})
     assert response.status_code == 200, response.text
@@ -143,6 +148,21 @@ def test_another_projects_documents_never_move_a_callers_ranks(service: Service)
     assert fulltext_ranks(before) == {"zebra-note": 1.0, "quagga-note": 0.5}
 
     write(service, "victim", "theirs", [(f"z{n}", f"zebra herd census {n}") for n in range(30)])
+    after = ask(service)
+
+    assert fulltext_ranks(after) == fulltext_ranks(before)
+    assert visible(after) == visible(before)
+
+
+def test_hidden_documents_of_the_callers_own_project_never_move_its_ranks(
+    service: Service,
+) -> None:
+    write(service, "mallory", "mine", PROBE)
+    before = ask(service)
+    assert fulltext_ranks(before) == {"zebra-note": 1.0, "quagga-note": 0.5}
+
+    hidden = [(f"hr{n}", f"zebra payroll memo {n}") for n in range(30)]
+    write(service, "hr", "mine", hidden, scope="hr")
     after = ask(service)
 
     assert fulltext_ranks(after) == fulltext_ranks(before)

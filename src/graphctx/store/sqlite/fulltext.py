@@ -8,7 +8,10 @@ FTS5 table, created by the first write to the namespace and named ``chunk_fts_<n
 row in ``fulltext_tables`` (never after the namespace string). Term pruning counts chunks of
 the same namespace only.
 
-Within a namespace BM25 still uses the statistics of every chunk, hidden ones included: see
+Within a namespace the score uses the statistics of the caller's visible chunks only
+(:mod:`.visible_bm25`). What still counts hidden chunks is the cost guard that drops
+over-common query terms (:func:`~graphctx.store.sqlite.lexical.prune_common_terms`), which
+acts only on terms found in more than 1,000 chunks of the namespace: see
 ``docs/security.md`` (R4).
 
 A store written before this change has one shared ``chunk_fts`` table; :func:`migrate_shared_index`
@@ -22,6 +25,7 @@ import sqlite3
 from typing import Final
 
 from graphctx.store.sqlite.lexical import index_terms, or_expression, prune_common_terms
+from graphctx.store.sqlite.visible_bm25 import rank_visible
 
 __all__ = [
     "FTS_TOKENIZER",
@@ -102,7 +106,8 @@ def search(
     scope_params: list[str],
     limit: int,
 ) -> list[tuple[str, float]]:
-    """``(chunk_id, bm25)`` of the best visible chunks; statistics from ``namespace`` only."""
+    """``(chunk_id, score)`` of the best visible chunks, by BM25 over visible statistics
+    (:mod:`.visible_bm25`); common terms are pruned by the namespace's counts (R4)."""
     name = table_of(conn, namespace)
     if name is None:
         return []
@@ -111,17 +116,11 @@ def search(
         conn.execute(f"SELECT term, doc FROM {name}_vocab WHERE term IN ({marks})", terms)
     )
     total = conn.execute("SELECT count(*) FROM chunks WHERE namespace = ?", (namespace,)).fetchone()
-    expression = or_expression(prune_common_terms(terms, frequency, int(total[0])))
+    kept = prune_common_terms(terms, frequency, int(total[0]))
+    expression = or_expression(kept)
     if expression is None:
         return []
-    sql = f"""
-        SELECT c.chunk_id, bm25({name}) AS rank
-        FROM {name} JOIN chunks c ON c.id = {name}.rowid
-        WHERE {name} MATCH ? AND {scope_clause}
-        ORDER BY rank, c.id LIMIT ?
-    """
-    rows = conn.execute(sql, [expression, *scope_params, limit]).fetchall()
-    return [(str(chunk_id), -float(rank)) for chunk_id, rank in rows]
+    return rank_visible(conn, name, namespace, kept, expression, scope_clause, scope_params, limit)
 
 
 def migrate_shared_index(conn: sqlite3.Connection) -> None:
