@@ -1,8 +1,9 @@
 """Rebuild ``store-v1.sqlite`` with a graphctx of schema version 1 (commit d7d0d60).
 
-Run from this directory with that version's interpreter, for example
-``git worktree add /tmp/v1 d7d0d60 && (cd /tmp/v1 && make .venv/.installed)`` and then
-``/tmp/v1/.venv/bin/python make_store_v1.py``.
+Run from this directory with that version's code first on the path, for example
+``git worktree add --detach /tmp/v1 d7d0d60`` and then
+``PYTHONPATH=/tmp/v1/src ../../../.venv/bin/python make_store_v1.py`` (the file is
+``.gitignore``-d as ``*.sqlite`` except for this one name).
 """
 
 from __future__ import annotations
