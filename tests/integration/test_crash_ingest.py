@@ -16,6 +16,7 @@ from graphctx.chaos.ingest_driver import IngestChild, run_ingest_to_completion
 from graphctx.chaos.ingest_reference import copy_store
 from graphctx.chaos.sqlite_checks import KnownVersions, snapshot_problems
 from graphctx.store.sqlite.digest import integrity_problems, read_snapshot
+from graphctx.store.sqlite.fulltext import table_of
 from graphctx.store.sqlite.store import SqliteGraphStore
 from graphctx.testing.fixtures import make_document, paragraphs
 
@@ -54,7 +55,8 @@ def test_partial_state_check_sees_a_version_missing_a_chunk(tmp_path: Path) -> N
     _write(whole, ["alpha", "beta"])
     copy_store(whole, torn)
     conn = sqlite3.connect(torn)
-    conn.execute("DELETE FROM chunk_fts WHERE rowid = (SELECT id FROM chunks WHERE ordinal = 2)")
+    fts = table_of(conn, "crash")
+    conn.execute(f"DELETE FROM {fts} WHERE rowid = (SELECT id FROM chunks WHERE ordinal = 2)")
     conn.execute("DELETE FROM chunks WHERE ordinal = 2")
     conn.commit()
     conn.close()

@@ -4,7 +4,9 @@ Every case of ``injection_corpus.yaml`` is ingested over HTTP by a writer holdin
 ``public``; readers then ask, over HTTP, the same questions of the poisoned project and of a
 clean one. Scopes are read back from the store itself; each bundle's route must equal the
 clean project's, its citation ids must run S1..Sn, its rendered messages must keep exactly one
-real delimiter per block, and ids a document invents must fail citation resolution.
+real delimiter per block, no data line may read (to the test's own model of reading,
+``model_reading.py``) as a delimiter or a chat-template token, and ids a document invents must
+fail citation resolution.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from injection_world import (
     InjectionCase,
     World,
 )
+from model_reading import forged_tags
 
 from graphctx.context import (
     SYSTEM_INSTRUCTION,
@@ -127,6 +130,7 @@ def assert_messages_keep_their_structure(rendered: RenderedContext) -> None:
     )
     assert not any(word in data.lower() for word in DELIMITER_WORDS), data
     assert neutralise_delimiters(data) == data, "a delimiter look-alike was left in the prompt"
+    assert forged_tags(data) == [], "a model would read a delimiter or a chat-template token"
 
 
 def answer_citing(source_ids: list[str]) -> str:

@@ -1,71 +1,70 @@
-"""Defusing text that would read, to a model, as one of the prompt's own delimiters.
+"""Defusing text that would read, to a model, as a delimiter or a chat-template token.
 
 Rendering wraps documents in ``<source id="Sn">`` blocks inside ``<context>``, after a
-``<question>``. A document must not close or open one of those. A model reads through
-spelling, so the check works on a *skeleton* of the characters after each opening bracket:
+``<question>``. A document must not close or open one of those, nor speak a chat template's
+turn markers (``<|im_start|>``, ``<|start_header_id|>``, ``[INST]``). Two rules:
 
-- opening brackets: ``<`` and its look-alikes (full-width, small form, single angle
-  quotation mark, CJK and mathematical angle brackets, modifier and Canadian syllabics);
-- format characters (zero-width space and joiners, bidi controls, soft hyphen) and combining
-  marks are dropped, anywhere in the skeleton: they are invisible or leave the base letter
-  readable (``s\u0301ource``, ``śource``);
-- slashes: ``/`` and its look-alikes (full-width, division, fraction, big solidus);
-- letters: NFKD folding (full-width and mathematical letters) plus the Cyrillic and Greek
-  letters that look like the Latin letters of ``source``, ``context`` and ``question``.
+- every ASCII ``<`` becomes ``&lt;``, so document text cannot form any tag or
+  angle-bracketed special token at all (``a < b`` reads ``a &lt; b``);
+- a look-alike bracket is escaped where the model would read a tag after it. Detection works
+  on the text's *reading* (:mod:`.reading`: invisible characters and marks dropped, NFKD,
+  confusables folded to ASCII, lower case): a character read as ``<`` (U+2039, U+00AB,
+  U+27EA, U+FF1C, ...) followed by ``[/]source``, ``[/]context`` or ``[/]question`` as a
+  word, by ``|`` or by a chat-template word and a closing bracket becomes ``&lt;``; a
+  character read as ``[`` that opens ``[INST]``, ``[/INST]`` or another bracketed control
+  token of a chat template becomes ``&#91;``.
 
-A bracket whose skeleton spells ``[/]source``, ``[/]context`` or ``[/]question`` as a whole
-word becomes ``&lt;``. Everything else is untouched, so code like ``a < b`` stays as written.
-Delimiters are still not a security boundary: tool use and policy are enforced in code.
+Anything else, a word in single or double guillemets included, is left as written. The item's
+``content`` in the bundle is never changed: spans and citations refer to it, and only the
+rendered prompt is escaped. Delimiters are still not a security boundary: tool use and
+policy are enforced in code.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Final
 
-__all__ = ["ESCAPED_BRACKET", "neutralise_delimiters"]
+from graphctx.context.reading import read
+
+__all__ = ["ESCAPED_BRACKET", "ESCAPED_SQUARE_BRACKET", "neutralise_delimiters"]
 
 ESCAPED_BRACKET: Final = "&lt;"
-_OPENING: Final = frozenset("<\uff1c\ufe64\u2039\u3008\u27e8\u276e\u02c2\u1438\u2329")
-_SLASHES: Final = frozenset("/\uff0f\u2215\u2044\u29f8\u2571")
-_LOOK_ALIKES: Final = str.maketrans(
-    {
-        "\u0455": "s", "\u0405": "s", "\u043e": "o", "\u041e": "o", "\u03bf": "o",
-        "\u039f": "o", "\u0441": "c", "\u0421": "c", "\u03f2": "c", "\u0435": "e",
-        "\u0415": "e", "\u0395": "e", "\u0445": "x", "\u0425": "x", "\u03a7": "x",
-        "\u0456": "i", "\u0406": "i", "\u0399": "i", "\u03b9": "i", "\u0442": "t",
-        "\u0422": "t", "\u03a4": "t", "\u051b": "q", "\u03c5": "u", "\u057d": "u",
-        "\u039d": "n", "\u0440": "r", "\u0433": "r",
-    }
-)  # fmt: skip
-_INVISIBLE: Final = frozenset({"Cf", "Mn", "Me"})
-_SKELETON_CHARS: Final = 48  # far more than "< / question" with spacing and invisibles
-_SPELLS_DELIMITER: Final = re.compile(r"\s*/?\s*(?:source|context|question)(?![a-z0-9_])")
+ESCAPED_SQUARE_BRACKET: Final = "&#91;"
+_SPACE: Final = r"\s{0,8}"
+_CHAT_WORDS: Final = (
+    "s|sys|inst|system|user|assistant|tool|ipython|bos|eos|im_start|im_end|im_sep|endoftext"
+    "|eot_id|eom_id|begin_of_text|end_of_text|start_header_id|end_header_id|start_of_turn"
+    "|end_of_turn|start_of_text|end_of_turn_token|start_of_turn_token"
+)
+_AFTER_ANGLE: Final = re.compile(
+    rf"{_SPACE}(?:\||/?{_SPACE}(?:source|context|question)(?![a-z0-9_])"
+    rf"|/?{_SPACE}(?:{_CHAT_WORDS}){_SPACE}[>|])"
+)
+_AFTER_SQUARE: Final = re.compile(
+    rf"{_SPACE}/?{_SPACE}(?:inst|system_prompt|available_tools|tool_calls|tool_results"
+    rf"|tool_content|sys){_SPACE}\]"
+)
 
 
 def neutralise_delimiters(text: str) -> str:
-    """``text`` with every bracket that would open or close one of our delimiters escaped."""
-    if not any(char in _OPENING for char in text):
+    """``text`` as it may appear inside a source block: see the module docstring."""
+    escaped = {index: ESCAPED_BRACKET for index, char in enumerate(text) if char == "<"}
+    if not text.isascii() or "[" in text:
+        escaped.update(_look_alikes(text))
+    if not escaped:
         return text
-    parts: list[str] = []
-    for index, char in enumerate(text):
-        if char in _OPENING and _SPELLS_DELIMITER.match(_skeleton(text, index + 1)):
-            parts.append(ESCAPED_BRACKET)
-        else:
-            parts.append(char)
-    return "".join(parts)
+    return "".join(escaped.get(index, char) for index, char in enumerate(text))
 
 
-def _skeleton(text: str, start: int) -> str:
-    """The characters after ``start`` as a model would read them: invisibles dropped,
-    slashes and look-alike letters folded to ASCII, lower-cased."""
-    folded: list[str] = []
-    for char in text[start : start + _SKELETON_CHARS]:
-        if char in _SLASHES:
-            folded.append("/")
-            continue
-        for part in unicodedata.normalize("NFKD", char):
-            if unicodedata.category(part) not in _INVISIBLE:
-                folded.append(part.translate(_LOOK_ALIKES))
-    return "".join(folded).lower()
+def _look_alikes(text: str) -> dict[int, str]:
+    """Brackets (other than ASCII ``<``) whose reading opens a tag or a control token."""
+    reading = read(text)
+    found: dict[int, str] = {}
+    for position, char in enumerate(reading.text):
+        source = reading.origin[position]
+        if char == "<" and text[source] != "<" and _AFTER_ANGLE.match(reading.text, position + 1):
+            found[source] = ESCAPED_BRACKET
+        elif char == "[" and _AFTER_SQUARE.match(reading.text, position + 1):
+            found[source] = ESCAPED_SQUARE_BRACKET
+    return found

@@ -1,11 +1,12 @@
 """Chat messages: a fixed system instruction, then the question and the untrusted context.
 
 Document text only ever appears inside ``<source id="Sn">`` blocks of the *user* message; the
-system message is a constant. Anything in a document (or the question) that looks like one of
-our delimiters (``<source``, ``</source``, ``<context``, ``</context``, ``<question``, spelled
-with look-alike brackets, slashes or letters, or split by invisible characters: see
-:mod:`.delimiters`) has its bracket replaced by ``&lt;``, so it cannot close a block or open a
-fake one. Delimiters are not a security boundary: tool use and policy are enforced in code,
+system message is a constant. In a document (and in the question) every ``<`` is escaped as
+``&lt;``, and so is any look-alike bracket that would read as one of our delimiters or a
+chat-template token, however it is spelled (look-alike brackets, slashes or letters, invisible
+characters in between); ``[INST]``-style control tokens get ``&#91;`` (see :mod:`.delimiters`).
+Only the rendered prompt is escaped: an item's ``content`` stays the exact span of its
+document. Delimiters are not a security boundary: tool use and policy are enforced in code,
 never by the prompt.
 """
 

@@ -53,6 +53,7 @@ from graphctx.server.models import (
     SourceList,
     SourceSummary,
 )
+from graphctx.server.timings import coarsen_timings, log_timings
 from graphctx.store.records import Expectation
 
 __all__ = ["GraphctxService", "with_document_defaults"]
@@ -139,7 +140,8 @@ class GraphctxService:
             finally:
                 self._slots.release()
         self.metrics.observe_response(response, face)
-        return response
+        log_timings(response, face)
+        return coarsen_timings(response)
 
     async def _admit(self, timeout_ms: int) -> None:
         """Take a retrieval slot, waiting at most ``timeout_ms``."""

@@ -340,14 +340,24 @@ SET r.support = reduce(
 # --- read path (always in READ transactions; scopes applied inside every query) -------------
 VISIBLE: Final = "any(scope IN d.scopes WHERE scope IN $scopes)"
 
-FULLTEXT_SEARCH: Final = f"""
-CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene, {{limit: $limit}})
-YIELD node, score
-WHERE score > 0 AND node.namespace = $namespace
+# Lucene only finds the visible matches; they are scored from visible statistics alone
+# (graphctx.store.bm25), since Lucene's BM25 counts every namespace and scope of the index.
+FULLTEXT_CANDIDATES: Final = f"""
+CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene, {{limit: $pool}})
+YIELD node
+WHERE node.namespace = $namespace
 MATCH (d:Document)-[:HAS_CHUNK]->(node)
 WHERE {VISIBLE}
-RETURN node.chunk_id AS chunk_id, score
-ORDER BY score DESC
+WITH node, ' ' + replace(node.terms, ' ', '  ') + ' ' AS spaced
+RETURN node.chunk_id AS chunk_id, size(split(node.terms, ' ')) AS length,
+       [t IN $terms | (size(spaced) - size(replace(spaced, ' ' + t + ' ', ''))) / (size(t) + 2)]
+       AS frequencies
+"""
+
+VISIBLE_CHUNK_COUNT: Final = """
+MATCH (s:ScopeSet {namespace: $namespace})
+WHERE any(scope IN s.scopes WHERE scope IN $scopes)
+RETURN coalesce(sum(s.chunk_count), 0) AS visible
 """
 
 VECTOR_PLAN: Final = """

@@ -27,6 +27,7 @@ import neo4j
 import neo4j.exceptions as neo4j_errors
 from graphctx.contract import NodeKind
 from graphctx.errors import ConfigurationError, InvalidRequestError, StoreUnavailableError
+from graphctx.store.bm25 import Candidate, rank_by_visible_bm25
 from graphctx.store.neo4j import acl, graph, queries, writes
 from graphctx.store.neo4j.failures import (
     CREDENTIAL_CODES,
@@ -65,6 +66,7 @@ from graphctx.store.records import (
     Vector,
     WriteResult,
 )
+from graphctx.store.sqlite.lexical import query_terms
 
 T = TypeVar("T")
 
@@ -73,6 +75,9 @@ DEFAULT_READ_TIMEOUT_S = 30.0  # reads without a caller deadline (listing, versi
 PING_TIMEOUT_S = 2.0
 EXACT_SEARCH_MAX_CHUNKS = 1_000  # AUTO: exact cosine up to this many visible chunks (README)
 IN_INDEX_CANDIDATES_FACTOR = 2  # in-index search fetches limit x this, then re-ranks
+# Full text: visible Lucene matches scored from visible statistics; past this many, Lucene's
+# own (index-wide) ranking chooses which ones are scored (docs/security.md, R4).
+FULLTEXT_POOL = 10_000
 
 
 class VectorStrategy(StrEnum):
@@ -331,17 +336,34 @@ class Neo4jGraphStore:
         lucene = acl.lucene_query(namespace, query, scopes)
         if lucene is None or limit <= 0:
             return []
+        terms = query_terms(query)
 
         async def work(tx: neo4j.AsyncTransaction) -> list[ChunkHit]:
             rows = await fetch(
                 tx,
-                queries.FULLTEXT_SEARCH,
+                queries.FULLTEXT_CANDIDATES,
                 lucene=lucene,
-                limit=limit,
+                pool=FULLTEXT_POOL,
                 namespace=namespace,
                 scopes=sorted(scopes),
+                terms=terms,
             )
-            return [ChunkHit(str(row["chunk_id"]), float(row["score"])) for row in rows]
+            if not rows:
+                return []
+            counted = await fetch(
+                tx, queries.VISIBLE_CHUNK_COUNT, namespace=namespace, scopes=sorted(scopes)
+            )
+            candidates = [
+                Candidate(
+                    str(row["chunk_id"]),
+                    str(row["chunk_id"]),
+                    int(row["length"]),
+                    tuple(int(tf) for tf in row["frequencies"]),
+                )
+                for row in rows
+            ]
+            ranked = rank_by_visible_bm25(candidates, int(counted[0]["visible"]), limit)
+            return [ChunkHit(chunk_id, score) for chunk_id, score in ranked]
 
         return await self._read(work, deadline, "fulltext search")
 

@@ -22,7 +22,8 @@ Excluded, because two correct runs legitimately differ there:
   delete or re-scope chunks), cache keys for readers that a resumed run advances differently;
 * the low bits of embeddings: vectors are compared rounded to ``EMBEDDING_DECIMALS``, so a
   BLAS summation order that differs between processes cannot fail a comparison;
-* ``chunk_fts_vocab``: derived by FTS5 from the indexed terms, which are compared.
+* the FTS vocabulary tables: derived by FTS5 from the indexed terms, which are compared;
+  the per-namespace tables' names (``fulltext_tables`` row ids, assigned in write order).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+
+from graphctx.store.sqlite.fulltext import chunk_terms
 
 __all__ = [
     "EMBEDDING_DECIMALS",
@@ -161,8 +164,8 @@ _DOCUMENT_CONTENT = """
 
 _CHUNKS = """
     SELECT c.doc, c.chunk_id, c.ordinal, c.start_char, c.end_char, c.text, c.heading_path,
-           c.embedding, f.terms
-    FROM chunks c LEFT JOIN chunk_fts f ON f.rowid = c.id
+           c.embedding, c.id
+    FROM chunks c
     ORDER BY c.doc, c.ordinal
 """
 
@@ -180,8 +183,9 @@ def _embedding(blob: bytes) -> list[float]:
 
 def _versions(conn: sqlite3.Connection) -> dict[VersionKey, VersionContent]:
     chunks: dict[int, list[tuple[object, ...]]] = {}
-    for doc, cid, ordinal, start, end, text, heading, blob, terms in conn.execute(_CHUNKS):
-        row = (cid, ordinal, start, end, text, heading, _embedding(blob), terms)
+    indexed = chunk_terms(conn)
+    for doc, cid, ordinal, start, end, text, heading, blob, rowid in conn.execute(_CHUNKS):
+        row = (cid, ordinal, start, end, text, heading, _embedding(blob), indexed.get(rowid))
         chunks.setdefault(doc, []).append(row)
     support: dict[int, list[tuple[object, ...]]] = {}
     for doc, *row in conn.execute(_SUPPORT):

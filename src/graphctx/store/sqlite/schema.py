@@ -6,8 +6,12 @@ import sqlite3
 from pathlib import Path
 
 from graphctx.errors import StoreCorruptError, StoreUnavailableError
+from graphctx.store.sqlite.fulltext import migrate_shared_index
 
-SCHEMA_VERSION = 1
+# 2: one full-text table per namespace (store/sqlite/fulltext.py); a version-1 file is
+# migrated on open.
+SCHEMA_VERSION = 2
+_MIGRATED_VERSIONS = frozenset({1})
 APPLICATION_ID = 0x67637478  # "gctx": marks the file as a graphctx store
 BUSY_TIMEOUT_MS = 10_000
 
@@ -66,10 +70,6 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc);
 CREATE INDEX IF NOT EXISTS chunks_by_namespace ON chunks (namespace, id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5 (
-    terms, tokenize = 'unicode61 remove_diacritics 2'
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_vocab USING fts5vocab (chunk_fts, 'row');
 CREATE TABLE IF NOT EXISTS nodes (
     namespace   TEXT NOT NULL,
     node_id     TEXT NOT NULL,
@@ -159,6 +159,16 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
 
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring an older file up to SCHEMA_VERSION inside the open transaction."""
+    (version,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if int(version) in _MIGRATED_VERSIONS:
+        conn.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
+        )
+    migrate_shared_index(conn)
+
+
 def _keep_read_only(
     action: int, arg1: str | None, arg2: str | None, _database: str | None, _trigger: str | None
 ) -> int:
@@ -219,6 +229,7 @@ def initialise(conn: sqlite3.Connection, path: Path) -> None:
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),
         )
+        _migrate(conn)
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0')")
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('layout', '0')")
         conn.execute("COMMIT")

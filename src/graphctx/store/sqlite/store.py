@@ -43,12 +43,8 @@ from graphctx.store.records import (
     Vector,
     WriteResult,
 )
-from graphctx.store.sqlite import graph, schema
-from graphctx.store.sqlite.lexical import (
-    or_expression,
-    prune_common_terms,
-    query_terms,
-)
+from graphctx.store.sqlite import fulltext, graph, schema
+from graphctx.store.sqlite.lexical import query_terms
 from graphctx.store.sqlite.snapshot import one_snapshot
 from graphctx.store.sqlite.vectors import VectorCache, top_k_visible
 from graphctx.store.sqlite.writes import (
@@ -267,26 +263,10 @@ class SqliteGraphStore:
         if not terms or not scopes:
             return []
         clause, params = _scope_clause(scopes, "c.doc")
-        sql = f"""
-            SELECT c.chunk_id, bm25(chunk_fts) AS rank
-            FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid
-            WHERE chunk_fts MATCH ? AND c.namespace = ? AND {clause}
-            ORDER BY rank, c.id LIMIT ?
-        """
 
         def work(conn: sqlite3.Connection) -> list[ChunkHit]:
-            marks = ", ".join("?" * len(terms))
-            frequency = dict(
-                conn.execute(
-                    f"SELECT term, doc FROM chunk_fts_vocab WHERE term IN ({marks})", terms
-                ).fetchall()
-            )
-            total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            expression = or_expression(prune_common_terms(terms, frequency, total))
-            if expression is None:
-                return []
-            rows = conn.execute(sql, [expression, namespace, *params, limit]).fetchall()
-            return [ChunkHit(chunk_id, -float(rank)) for chunk_id, rank in rows]
+            rows = fulltext.search(conn, namespace, terms, clause, params, limit)
+            return [ChunkHit(chunk_id, score) for chunk_id, score in rows]
 
         return await self._read(work, deadline)
 

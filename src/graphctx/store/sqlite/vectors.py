@@ -188,6 +188,16 @@ def _scope_masks(
     return masks
 
 
+def _row_dots(matrix: np.ndarray, q: Vector) -> np.ndarray:
+    """Each row's dot product with ``q``, computed the same way wherever the row sits.
+
+    BLAS (``matrix @ q``) picks kernels by block, so a row's last float bits depended on how
+    many rows, hidden ones included, came before it; einsum sums every row in one order.
+    """
+    scores: np.ndarray = np.einsum("ij,j->i", matrix, q)
+    return scores
+
+
 def top_k_visible(
     data: NamespaceMatrix, query: Vector, scopes: frozenset[str], limit: int
 ) -> list[tuple[int, float]]:
@@ -201,10 +211,10 @@ def top_k_visible(
     q = query.astype(np.float32, copy=False)
     if count < GATHER_BELOW_SHARE * visible.shape[0]:
         rows = np.flatnonzero(visible)
-        scores = data.matrix[rows] @ q
+        scores = _row_dots(data.matrix[rows], q)
     else:
         rows = np.arange(visible.shape[0])
-        scores = data.matrix @ q
+        scores = _row_dots(data.matrix, q)
         scores[~visible] = -np.inf
     k = min(limit, count)
     best = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(k)

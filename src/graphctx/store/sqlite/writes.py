@@ -32,7 +32,7 @@ from graphctx.store.records import (
     check_expectation,
     check_scopes_of_older_versions,
 )
-from graphctx.store.sqlite.lexical import index_terms
+from graphctx.store.sqlite.fulltext import index_chunk, unindex_document
 
 
 def latest_stored_version(
@@ -214,8 +214,13 @@ def _insert_chunk(
             embedding.tobytes(),
         ),
     )
-    terms = index_terms(" ".join([*chunk.heading_path, d.title or "", chunk.text]))
-    conn.execute("INSERT INTO chunk_fts (rowid, terms) VALUES (?, ?)", (cursor.lastrowid, terms))
+    assert cursor.lastrowid is not None
+    index_chunk(
+        conn,
+        d.namespace,
+        cursor.lastrowid,
+        " ".join([*chunk.heading_path, d.title or "", chunk.text]),
+    )
 
 
 def _count_layout_change(conn: sqlite3.Connection) -> None:
@@ -240,10 +245,8 @@ def _replace_scopes_of_all_versions(conn: sqlite3.Connection, d: NewDocument) ->
         )
 
 
-def _delete_chunks(conn: sqlite3.Connection, doc: int) -> None:
-    conn.execute(
-        "DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc = ?)", (doc,)
-    )
+def _delete_chunks(conn: sqlite3.Connection, namespace: str, doc: int) -> None:
+    unindex_document(conn, namespace, doc)
     conn.execute("DELETE FROM chunks WHERE doc = ?", (doc,))
 
 
@@ -396,7 +399,7 @@ def delete_document_versions(
         )
     ]
     for (doc,) in rows:
-        _delete_chunks(conn, doc)
+        _delete_chunks(conn, namespace, doc)
         conn.execute("DELETE FROM documents WHERE id = ?", (doc,))
     if rows:
         _count_layout_change(conn)
