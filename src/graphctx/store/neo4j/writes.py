@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import neo4j
-from graphctx.errors import ConfigurationError
+from graphctx.store.namespace_embedder import EmbedderRecord, require_same_embedder
 from graphctx.store.neo4j import acl, queries
 from graphctx.store.neo4j.rows import fetch, fetch_one, iso, stored_version
 from graphctx.store.records import (
@@ -152,11 +152,12 @@ async def write_document(
                 embedder=embedder,
                 dimension=dimension,
             )
-        elif (begin["embedder"], begin["dimension"]) != (embedder, dimension):
-            raise ConfigurationError(
-                f"namespace {document.namespace!r} was ingested with embedder"
-                f" {begin['embedder']} ({begin['dimension']} dims); refusing to mix in"
-                f" {embedder} ({dimension} dims)"
+        else:
+            require_same_embedder(
+                document.namespace,
+                EmbedderRecord(str(begin["embedder"]), int(begin["dimension"])),
+                embedder,
+                dimension,
             )
     previous = stored_version(document.document_id, begin["latest"])
     footprint: list[Mapping[str, Any]] = begin["footprint"]
