@@ -86,9 +86,11 @@ def test_a_query_with_another_embedder_is_refused_naming_both(
     with _provider(store, embedder).open() as written_with_use:
         _ingest(written_with_use, namespace, tmp_path, "runbook")
         assert written_with_use.retrieve(_ask(namespace, mode)).answerable
-    with _provider(store, e5).open() as asked_with_e5:
-        with pytest.raises(EmbedderMismatchError) as refused:
-            asked_with_e5.retrieve(_ask(namespace, mode))
+    with (
+        _provider(store, e5).open() as asked_with_e5,
+        pytest.raises(EmbedderMismatchError) as refused,
+    ):
+        asked_with_e5.retrieve(_ask(namespace, mode))
     assert (refused.value.code, refused.value.stored, refused.value.requested) == (
         "embedder_mismatch",
         USE,
