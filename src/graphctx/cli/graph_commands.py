@@ -119,6 +119,7 @@ def _eval(args: argparse.Namespace) -> int:
         data = args.data or default_data_dir()
         sets = [load_dataset(name, data, args.limit) for name in args.datasets]
     embedder = embedder_from_spec(args.embedder)
+    print(f"embedder: {embedder.name}")
     results = run_evaluation(sets, embedder, ks)
     print(markdown_table(results))
     for path in write_reports(results, args.out, embedder.name):
