@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from graphctx.context import TokenCounter, default_token_counter
-from graphctx.embed import Embedder, UniversalSentenceEncoderEmbedder
+from graphctx.embed import DEFAULT_EMBEDDER_SPEC, Embedder, embedder_from_spec
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants, ScopeGrants
 from graphctx.store.neo4j import is_neo4j_location, store_from_location
@@ -22,17 +22,30 @@ def store_for(location: str | Path) -> GraphStore:
     return SqliteGraphStore(Path(text))
 
 
+def embedder_for(embedder: Embedder | str | None) -> Embedder:
+    """An ``Embedder`` as given, or the one a spec names (the default spec when None)."""
+    if embedder is None:
+        return embedder_from_spec(DEFAULT_EMBEDDER_SPEC)
+    if isinstance(embedder, str):
+        return embedder_from_spec(embedder)
+    return embedder
+
+
 def build_provider(
     store: str | Path,
     *,
-    embedder: Embedder | None = None,
+    embedder: Embedder | str | None = None,
     token_counter: TokenCounter | None = None,
     grants: ScopeGrants | None = None,
 ) -> ContextProvider:
-    """An unopened provider: call ``open()`` (sync) or ``await aopen()`` on your event loop."""
+    """An unopened provider: call ``open()`` (sync) or ``await aopen()`` on your event loop.
+
+    ``embedder`` is an ``Embedder`` or a spec (``"use"``, ``"e5"``, ... see
+    :func:`graphctx.embed.embedder_from_spec`); the default is the offline USE model.
+    """
     return ContextProvider(
         store_for(store),
-        embedder or UniversalSentenceEncoderEmbedder(),
+        embedder_for(embedder),
         token_counter or default_token_counter(),
         grants or CallerAssertedGrants(),
     )
@@ -41,7 +54,7 @@ def build_provider(
 def open_provider(
     store: str | Path,
     *,
-    embedder: Embedder | None = None,
+    embedder: Embedder | str | None = None,
     token_counter: TokenCounter | None = None,
     grants: ScopeGrants | None = None,
 ) -> ContextProvider:

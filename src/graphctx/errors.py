@@ -17,6 +17,7 @@
         ├── StoreCorruptError          the store file is not a graphctx store or is damaged
         ├── EmbeddingError             the embedder failed (retryable when remote)
         └── ConfigurationError         a setting is missing or contradictory
+            └── EmbedderMismatchError  the namespace was written by another embedder
 
 Outcomes that are data (nothing found, one retriever timing out, budget truncation) are
 reported inside the ContextResponse, never raised. Third-party exceptions are wrapped with
@@ -32,6 +33,7 @@ __all__ = [
     "CallerError",
     "ConfigurationError",
     "DocumentConflictError",
+    "EmbedderMismatchError",
     "EmbeddingError",
     "GraphctxError",
     "InvalidDocumentError",
@@ -162,3 +164,24 @@ class EmbeddingError(OperatorError):
 
 class ConfigurationError(OperatorError):
     code = "configuration_error"
+
+
+class EmbedderMismatchError(ConfigurationError):
+    """A namespace's vectors were written by one embedder and another one is in use.
+
+    Vectors of different models are not comparable, so both a query and an ingest with the
+    wrong embedder are refused. ``stored`` and ``requested`` read like
+    ``"use-multilingual-v3 (512 dims)"``; the fix is to configure the stored one (or ingest
+    into a new namespace).
+    """
+
+    code = "embedder_mismatch"
+
+    def __init__(self, namespace: str, stored: str, requested: str) -> None:
+        super().__init__(
+            f"namespace {namespace!r} was written with embedder {stored}; refusing to use it"
+            f" with embedder {requested} (configure {stored} or use another namespace)"
+        )
+        self.namespace = namespace
+        self.stored = stored
+        self.requested = requested

@@ -64,6 +64,7 @@ from graphctx.retrieve.question_type import QuestionClass, classify_question
 from graphctx.retrieve.relevance import assess_relevance
 from graphctx.retrieve.routing import plan_route
 from graphctx.retrieve.text2cypher import CypherReader, Text2CypherConfig, run_text2cypher
+from graphctx.store.namespace_embedder import require_same_embedder
 from graphctx.store.port import GraphStore, StageTimeout
 from graphctx.store.records import ChunkView, DocumentSummary, EntityMatch, Expectation
 
@@ -102,6 +103,7 @@ class ContextProvider:
         self._opening: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
+        self._embedder_verified: set[str] = set()  # namespaces whose record names ours
 
     # --- lifecycle -------------------------------------------------------------------------
     @property
@@ -250,6 +252,8 @@ class ContextProvider:
         build = ResponseBuilder(self, request, deadline, route, scopes)
         if lookup_report is not None:
             build.stages.append(lookup_report)
+        if not await self._verify_embedder(request.namespace, deadline):
+            return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
         if request.retrieval_mode is RetrievalMode.TEXT2CYPHER:
             return await self._text2cypher(request, scopes, deadline, build)
 
@@ -304,6 +308,23 @@ class ContextProvider:
         if not relevance.answerable:
             return build.unanswerable(UnanswerableReason.NO_EVIDENCE)
         return await self._pack_and_gate(request, scopes, ranked, deadline, build)
+
+    async def _verify_embedder(self, namespace: str, deadline: Deadline) -> bool:
+        """Raise ``EmbedderMismatchError`` when ``namespace`` was written by another embedder
+        (in every mode: the provider is misconfigured for it). False when the deadline ran out
+        first. A namespace's record never changes once written, so a match is remembered."""
+        if namespace in self._embedder_verified:
+            return True
+        try:
+            stored = await within(
+                deadline.slice_at(ENTITY_LOOKUP_SHARE), self.store.namespace_embedder(namespace)
+            )
+        except StageTimeout:
+            return False
+        require_same_embedder(namespace, stored, self.embedder.name)
+        if stored is not None:
+            self._embedder_verified.add(namespace)
+        return True
 
     async def _text2cypher(
         self,

@@ -27,6 +27,7 @@ from enum import StrEnum
 from typing import TypeVar
 
 from graphctx.errors import StoreUnavailableError
+from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.port import GraphStore
 from graphctx.store.records import (
     ChunkHit,
@@ -160,6 +161,9 @@ class FaultyStore:
     # --- write path: delegated unchanged ------------------------------------------------------
     async def latest_version(self, namespace: str, document_id: str) -> StoredVersion | None:
         return await self.inner.latest_version(namespace, document_id)
+
+    async def namespace_embedder(self, namespace: str) -> EmbedderRecord | None:
+        return await self.inner.namespace_embedder(namespace)
 
     async def write_document(
         self,

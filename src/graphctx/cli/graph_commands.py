@@ -1,8 +1,9 @@
 """Graph-layer commands, wired into ``graphctx`` by ``cli/main.py``:
 
-- ``graphctx eval [DATASET ...] [--data DIR] [--out DIR] [--limit N] [--k 2,5,10]``
-  (or ``--corpus FILE --questions FILE`` for your own question set with gold ids), followed by
-  the unanswerable evaluation (``--skip-unanswerable`` to leave it out);
+- ``graphctx eval [DATASET ...] [--data DIR] [--out DIR] [--limit N] [--k 2,5,10]
+  [--embedder SPEC]`` (or ``--corpus FILE --questions FILE`` for your own question set with
+  gold ids; the corpus's extra fields are kept as document metadata), followed by the
+  unanswerable evaluation (``--skip-unanswerable`` to leave it out);
 - ``graphctx ingest-graph FILE --namespace NS`` for a declared graph (docs/graph-format.md);
 - ``add_extract_arguments`` / ``extractor_from_args`` for ``graphctx ingest --extract-graph
   [--dictionary FILE]``.
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from graphctx.adapters import open_provider
+from graphctx.cli.embedder_option import add_embedder_argument
 from graphctx.eval.datasets import DEFAULT_DATASETS, default_data_dir, load_dataset, load_files
 from graphctx.ingest.extract import EntityDictionary, GraphExtractor, OfflineExtractor
 
@@ -46,7 +48,11 @@ def add_graph_commands(sub: Any) -> None:
     evaluate.add_argument("--out", type=Path, default=Path("eval-results"))
     evaluate.add_argument("--limit", type=int, help="first N questions of each set")
     evaluate.add_argument("--k", default="2,5,10", help="recall cut-offs, comma separated")
-    evaluate.add_argument("--corpus", type=Path, help="your corpus JSONL: {id, title?, text}")
+    evaluate.add_argument(
+        "--corpus",
+        type=Path,
+        help="your corpus JSONL: {id, title?, text, ...}; every other field is kept as metadata",
+    )
     evaluate.add_argument(
         "--questions", type=Path, help="your questions JSONL: {id, question, gold}"
     )
@@ -55,6 +61,7 @@ def add_graph_commands(sub: Any) -> None:
         action="store_true",
         help="skip the unanswerable evaluation (gold documents hidden, off-topic questions)",
     )
+    add_embedder_argument(evaluate)
 
     graph = sub.add_parser("ingest-graph", help="write a declared graph file (YAML or JSONL)")
     graph.add_argument("path", type=Path)
@@ -104,7 +111,7 @@ def run_graph_command(args: argparse.Namespace, store: str | Path, grants: Any =
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from graphctx.embed import UniversalSentenceEncoderEmbedder
+    from graphctx.embed import embedder_from_spec
     from graphctx.eval.quality import run_evaluation
     from graphctx.eval.report import markdown_table, write_reports
     from graphctx.eval.unanswerable import run_unanswerable, unanswerable_markdown
@@ -119,7 +126,8 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         data = args.data or default_data_dir()
         sets = [load_dataset(name, data, args.limit) for name in args.datasets]
-    embedder = UniversalSentenceEncoderEmbedder()
+    embedder = embedder_from_spec(args.embedder)
+    print(f"embedder: {embedder.name}")
     results = run_evaluation(sets, embedder, ks)
     print(markdown_table(results))
     unanswerable = [] if args.skip_unanswerable else run_unanswerable(sets, embedder, ks)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from graphctx.adapters import open_provider
 from graphctx.cli.chaos_command import add_chaos_command, run_chaos_command
+from graphctx.cli.embedder_option import add_embedder_argument
 from graphctx.cli.graph_commands import (
     GRAPH_COMMANDS,
     add_extract_arguments,
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--source-uri-prefix")
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
     add_extract_arguments(ingest)
+    add_embedder_argument(ingest)
 
     search = sub.add_parser("search", help="retrieve an evidence bundle")
     search.add_argument("query")
@@ -76,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--freshness-required-at", help="ISO 8601 timestamp with a time zone")
     search.add_argument("--trace-id")
     search.add_argument("--json", action="store_true", help="print exactly the ContextResponse")
+    add_embedder_argument(search)
 
     delete = sub.add_parser("delete", help="delete a document (all its versions)")
     delete.add_argument("document_id")
@@ -183,7 +186,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             return 0
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
         return run_bench(args.out, sizes=sizes, queries=args.queries, data=data)
-    with open_provider(args.store, grants=_grants(args)) as provider:
+    embedder = getattr(args, "embedder", None)  # only the commands that embed take one
+    with open_provider(args.store, embedder=embedder, grants=_grants(args)) as provider:
         if args.command == "ingest":
             report = provider.ingest_path(
                 args.path,

@@ -3,6 +3,8 @@
 ::
 
     use                              offline default (USE-multilingual v3, 512-d)
+    e5                               multilingual-e5-small, 4-bit, offline, 384-d; stronger and
+                                     20-30x slower than use (extra graphctx[e5])
     st:<model path or name>          sentence-transformers (extra graphctx[sentence-transformers])
     openai:<base_url>#<model>        any OpenAI-compatible /embeddings endpoint; API key from
                                      the GRAPHCTX_EMBED_API_KEY environment variable
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from graphctx.embed.e5 import E5Embedder
 from graphctx.embed.openai_compatible import OpenAICompatibleEmbedder
 from graphctx.embed.port import Embedder
 from graphctx.embed.sentence_transformers import SentenceTransformersEmbedder
@@ -37,6 +40,8 @@ def embedder_from_spec(
     target = target.strip()
     if spec == "use":
         return UniversalSentenceEncoderEmbedder()
+    if spec == "e5":
+        return E5Embedder()
     if kind == "st" and target:
         return SentenceTransformersEmbedder(target)
     if kind == "openai":
@@ -49,5 +54,6 @@ def embedder_from_spec(
         api_key = env.get(API_KEY_ENV_VAR) or None
         return OpenAICompatibleEmbedder(base_url.strip(), model.strip(), api_key=api_key)
     raise ConfigurationError(
-        f"unknown embedder spec {spec!r}; use 'use', 'st:<model>' or 'openai:<base_url>#<model>'"
+        f"unknown embedder spec {spec!r}; use 'use', 'e5', 'st:<model>'"
+        " or 'openai:<base_url>#<model>'"
     )

@@ -5,6 +5,11 @@
 - ``kr-law``: the Korean Labour Standards Act (``kr-law/근로기준법.jsonl``) with the questions
   committed in ``graphctx/eval/fixtures/kr-labour-standards-act.yaml``; gold = article numbers.
 - any pair of files in the same two formats (``gold`` may replace ``supporting_ids``).
+
+Every other field of a corpus record (a statute's ``law``, ``article_no``, ``chapter``, ...)
+is kept as document metadata, written as ingest writes a JSONL record's fields (scalars as
+text, lists and objects as JSON, nulls dropped), so the offline extractor can resolve
+references and group by headings exactly as it does for ``graphctx ingest``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from graphctx.errors import ConfigurationError
+from graphctx.ingest.frontmatter import metadata_text
 
 __all__ = [
     "DEFAULT_DATASETS",
@@ -27,6 +33,7 @@ __all__ = [
     "default_data_dir",
     "load_dataset",
     "load_files",
+    "record_metadata",
 ]
 
 DEFAULT_DATASETS = (
@@ -78,13 +85,29 @@ def _jsonl(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
+def record_metadata(
+    row: dict[str, object], origin: Path, skip: frozenset[str] = frozenset({"id", "title", "text"})
+) -> dict[str, str]:
+    """Every field of a corpus record but ``skip``, as document metadata text."""
+    metadata: dict[str, str] = {}
+    for key, value in row.items():
+        if key in skip or value is None:
+            continue
+        try:
+            metadata[key] = metadata_text(value)
+        except ValueError as exc:
+            raise ConfigurationError(f"{origin}: record {row.get('id')}: {key} {exc}") from exc
+    return metadata
+
+
 def load_files(name: str, corpus: Path, questions: Path, limit: int | None = None) -> EvalSet:
-    """A corpus JSONL ({id, title?, text}) and a questions JSONL ({id, question, gold})."""
+    """A corpus JSONL ({id, title?, text, ...}) and a questions JSONL ({id, question, gold})."""
     documents = tuple(
         EvalDocument(
             str(row["id"]),
             None if row.get("title") is None else str(row["title"]),
             f"{row['title']}\n{row['text']}" if row.get("title") else str(row["text"]),
+            record_metadata(row, corpus),
         )
         for row in _jsonl(corpus)
     )
@@ -102,23 +125,15 @@ def _kr_law(data: Path, limit: int | None) -> EvalSet:
         (resources.files("graphctx.eval") / "fixtures" / KR_LAW_FIXTURE).read_text("utf-8")
     )
     law = str(fixture["law"])
-    rows = _jsonl(data / str(fixture["corpus"]))
+    corpus = data / str(fixture["corpus"])
     documents = tuple(
         EvalDocument(
             f"{law}-{row['article_no']}",
             str(row["title"]),
             f"{law} {row['article_no']}({row['title']})\n{row['text']}",
-            {
-                "law": law,
-                "article_no": str(row["article_no"]),
-                **{
-                    level: str(row[level])
-                    for level in ("chapter", "section", "subsection")
-                    if row.get(level)
-                },
-            },
+            {**record_metadata(row, corpus, frozenset({"title", "text"})), "law": law},
         )
-        for row in rows
+        for row in _jsonl(corpus)
         if not row.get("deleted")
     )
     known = {d.document_id for d in documents}

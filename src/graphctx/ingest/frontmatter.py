@@ -46,6 +46,7 @@ __all__ = [
     "SCOPE_PATTERN",
     "merge_metadata",
     "metadata_from_mapping",
+    "metadata_text",
     "parse_yaml_mapping",
     "split_front_matter",
 ]
@@ -251,13 +252,10 @@ class _Reader:
         for key, value in self._mapping.items():
             if key in _RECOGNISED_KEYS or value is None:
                 continue
-            if not isinstance(value, list | dict):
-                extra[key] = self._scalar(key, value)
-                continue
             try:
-                extra[key] = json.dumps(value, ensure_ascii=False, default=_json_default)
-            except (TypeError, ValueError, RecursionError) as exc:
-                raise self.error(key, f"cannot be encoded as JSON: {exc}") from exc
+                extra[key] = metadata_text(value)
+            except ValueError as exc:
+                raise self.error(key, str(exc)) from exc
         return extra
 
     def _scalar(self, key: str, value: object) -> str:
@@ -265,6 +263,21 @@ class _Reader:
             return _scalar_text(value)
         except ValueError:  # str() of an int past sys.get_int_max_str_digits()
             raise self.error(key, "is a number too long to write as text") from None
+
+
+def metadata_text(value: object) -> str:
+    """How a metadata value outside DocumentMetadata's fields is kept: scalars as text
+    (booleans ``true``/``false``, dates ISO 8601), lists and mappings as JSON. ``ValueError``
+    when it cannot be written (a number too long for text, something JSON cannot encode)."""
+    if not isinstance(value, list | dict):
+        try:
+            return _scalar_text(value)
+        except ValueError:  # str() of an int past sys.get_int_max_str_digits()
+            raise ValueError("is a number too long to write as text") from None
+    try:
+        return json.dumps(value, ensure_ascii=False, default=_json_default)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"cannot be encoded as JSON: {exc}") from exc
 
 
 def _scalar_text(value: object) -> str:

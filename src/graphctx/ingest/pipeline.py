@@ -25,6 +25,7 @@ from graphctx.ingest.chunking import chunk_document
 from graphctx.ingest.extract.port import ExtractionReport, GraphExtractor, extract_written
 from graphctx.ingest.loaders import load_path
 from graphctx.ingest.source import SourceDocument
+from graphctx.store.namespace_embedder import require_same_embedder
 from graphctx.store.port import GraphStore
 from graphctx.store.records import (
     DocumentDates,
@@ -139,6 +140,9 @@ async def ingest_sources(
     So a re-run extracts exactly the batch an uninterrupted run would have, and converges.
     """
     _validate_defaults(defaults)
+    # Refused before anything is embedded; the write transaction checks again, atomically.
+    stored = await store.namespace_embedder(defaults.namespace)
+    require_same_embedder(defaults.namespace, stored, embedder.name)
     report = IngestReport(namespace=defaults.namespace)
     started = time.monotonic()
     written: list[tuple[SourceDocument, str]] = []

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from graphctx.cli.embedder_option import add_embedder_argument
 from graphctx.errors import CallerError, GraphctxError
 
 __all__ = ["add_server_commands", "hash_new_key", "main", "run_server_command"]
@@ -24,6 +25,7 @@ def add_server_commands(subparsers: argparse._SubParsersAction[argparse.Argument
     serve.add_argument("--store", dest="serve_store", help="store file (overrides the config)")
     serve.add_argument("--host", help="bind address (default from config: 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default from config: 8080)")
+    add_embedder_argument(serve, default=None)  # overrides the config's ``embedder``
     serve.add_argument(
         "--mcp-stdio",
         action="store_true",
@@ -94,7 +96,7 @@ def _serve(args: argparse.Namespace) -> int:
     settings = load_settings(args.config)
     configure_logging(settings.log_level)
     store = args.serve_store or _explicit_store(args) or settings.store
-    provider = build_provider(store, settings.embedder)
+    provider = build_provider(store, args.embedder or settings.embedder)
     if args.mcp_stdio:
         anyio.run(serve_stdio, settings, provider)
         return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.records import (
     ChunkHit,
     ChunkView,
@@ -44,6 +45,11 @@ class GraphStore(Protocol):
 
     # --- write path -------------------------------------------------------------------
     async def latest_version(self, namespace: str, document_id: str) -> StoredVersion | None: ...
+
+    async def namespace_embedder(self, namespace: str) -> EmbedderRecord | None:
+        """The embedder that wrote ``namespace`` (None before its first chunk); a write
+        with another one raises ``EmbedderMismatchError`` (see store.namespace_embedder)."""
+        ...
 
     async def write_document(
         self,

@@ -23,7 +23,8 @@ from typing import Any, TypeVar
 import pytest
 
 from graphctx.contract import NodeKind
-from graphctx.errors import ConfigurationError, GraphctxError
+from graphctx.errors import ConfigurationError, EmbedderMismatchError, GraphctxError
+from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.port import GraphStore, StageTimeout
 from graphctx.store.records import (
     KnowledgeNode,
@@ -343,3 +344,26 @@ class GraphStoreConformance:
         chunk = NewChunk(0, 0, 5, "other", unit_vector("x", DIM * 2))
         with pytest.raises(ConfigurationError):
             runner.run(store.write_document(doc, [chunk], "test"))
+
+    def test_the_first_chunk_written_records_the_namespace_embedder(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        assert runner.run(store.namespace_embedder(namespace)) is None
+        self.write(runner, store, make_document(namespace, "d", "kafka", {"eng"}))
+        assert runner.run(store.namespace_embedder(namespace)) == EmbedderRecord("test", DIM)
+        assert runner.run(store.namespace_embedder(namespace + "x")) is None
+
+    def test_another_embedder_of_the_same_dimension_is_refused_naming_both(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        self.write(runner, store, make_document(namespace, "d", "kafka", {"eng"}))
+        doc = make_document(namespace, "e", "other words", {"eng"})
+        with pytest.raises(EmbedderMismatchError) as refused:
+            runner.run(store.write_document(doc, paragraphs(doc.text), "another-model"))
+        assert (refused.value.namespace, refused.value.stored, refused.value.requested) == (
+            namespace,
+            f"test ({DIM} dims)",
+            f"another-model ({DIM} dims)",
+        )
+        assert runner.run(store.latest_version(namespace, "e")) is None
+        assert runner.run(store.namespace_embedder(namespace)) == EmbedderRecord("test", DIM)

@@ -136,6 +136,11 @@ MATCH (n:Namespace {name: $namespace})
 SET n.embedder = $embedder, n.dimension = $dimension
 """
 
+NAMESPACE_EMBEDDER: Final = """
+MATCH (n:Namespace {name: $namespace})
+RETURN n.embedder AS embedder, n.dimension AS dimension
+"""
+
 LATEST_VERSION: Final = """
 MATCH (d:Document {namespace: $namespace, document_id: $document_id})
 WHERE d.is_latest

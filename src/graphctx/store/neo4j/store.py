@@ -28,6 +28,7 @@ import neo4j.exceptions as neo4j_errors
 from graphctx.contract import NodeKind
 from graphctx.errors import ConfigurationError, InvalidRequestError, StoreUnavailableError
 from graphctx.store.bm25 import Candidate, rank_by_visible_bm25
+from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.neo4j import acl, graph, queries, writes
 from graphctx.store.neo4j.failures import (
     CREDENTIAL_CODES,
@@ -291,6 +292,15 @@ class Neo4jGraphStore:
             ) from cause
 
     # --- write path ------------------------------------------------------------------------
+    async def namespace_embedder(self, namespace: str) -> EmbedderRecord | None:
+        async def work(tx: neo4j.AsyncTransaction) -> EmbedderRecord | None:
+            row = await fetch_one(tx, queries.NAMESPACE_EMBEDDER, namespace=namespace)
+            if row is None or row["embedder"] is None:
+                return None
+            return EmbedderRecord(str(row["embedder"]), int(row["dimension"]))
+
+        return await self._read(work, None, "namespace embedder")
+
     async def latest_version(self, namespace: str, document_id: str) -> StoredVersion | None:
         async def work(tx: neo4j.AsyncTransaction) -> StoredVersion | None:
             row = await fetch_one(

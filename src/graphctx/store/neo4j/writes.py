@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 import neo4j
-from graphctx.errors import ConfigurationError
 from graphctx.store.declarations import declaration_id, is_home_declaration, name_keys
+from graphctx.store.namespace_embedder import EmbedderRecord, require_same_embedder
 from graphctx.store.neo4j import acl, queries
 from graphctx.store.neo4j.rows import fetch, fetch_one, iso, stored_version
 from graphctx.store.records import (
@@ -161,11 +161,12 @@ async def write_document(
                 embedder=embedder,
                 dimension=dimension,
             )
-        elif (begin["embedder"], begin["dimension"]) != (embedder, dimension):
-            raise ConfigurationError(
-                f"namespace {document.namespace!r} was ingested with embedder"
-                f" {begin['embedder']} ({begin['dimension']} dims); refusing to mix in"
-                f" {embedder} ({dimension} dims)"
+        else:
+            require_same_embedder(
+                document.namespace,
+                EmbedderRecord(str(begin["embedder"]), int(begin["dimension"])),
+                embedder,
+                dimension,
             )
     footprint: list[Mapping[str, Any]] = begin["footprint"]
     same_content = previous is not None and (previous.content_hash, previous.metadata_hash) == (

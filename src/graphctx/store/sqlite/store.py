@@ -24,6 +24,7 @@ from graphctx.errors import (
     StoreCorruptError,
     StoreUnavailableError,
 )
+from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.port import StageTimeout
 from graphctx.store.records import (
     ChunkHit,
@@ -50,6 +51,7 @@ from graphctx.store.sqlite.vectors import VectorCache, top_k_visible
 from graphctx.store.sqlite.writes import (
     delete_document_versions,
     latest_stored_version,
+    stored_embedder,
     write_document_version,
     write_graph_records,
 )
@@ -230,6 +232,9 @@ class SqliteGraphStore:
         return await self._read(
             lambda conn: latest_stored_version(conn, namespace, document_id), None
         )
+
+    async def namespace_embedder(self, namespace: str) -> EmbedderRecord | None:
+        return await self._read(lambda conn: stored_embedder(conn, namespace), None)
 
     async def write_document(
         self,

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from graphctx.errors import ConfigurationError
 from graphctx.store.declarations import declaration_id, is_home_declaration, name_keys
+from graphctx.store.namespace_embedder import EmbedderRecord, require_same_embedder
 from graphctx.store.records import (
     MENTIONS,
     Expectation,
@@ -51,17 +51,18 @@ def latest_stored_version(
     return StoredVersion(document_id, row[1], row[2], row[3], row[4], scopes)
 
 
-def _check_namespace(conn: sqlite3.Connection, namespace: str, embedder: str, dim: int) -> None:
+def stored_embedder(conn: sqlite3.Connection, namespace: str) -> EmbedderRecord | None:
     row = conn.execute(
         "SELECT embedder, dimension FROM namespaces WHERE namespace = ?", (namespace,)
     ).fetchone()
-    if row is None:
+    return None if row is None else EmbedderRecord(str(row[0]), int(row[1]))
+
+
+def _check_namespace(conn: sqlite3.Connection, namespace: str, embedder: str, dim: int) -> None:
+    stored = stored_embedder(conn, namespace)
+    if stored is None:
         conn.execute("INSERT INTO namespaces VALUES (?, ?, ?)", (namespace, embedder, dim))
-    elif (row[0], row[1]) != (embedder, dim):
-        raise ConfigurationError(
-            f"namespace {namespace!r} was ingested with embedder {row[0]} ({row[1]} dims);"
-            f" refusing to mix in {embedder} ({dim} dims)"
-        )
+    require_same_embedder(namespace, stored, embedder, dim)
 
 
 def _version_label(document: NewDocument, previous: StoredVersion | None) -> str:
