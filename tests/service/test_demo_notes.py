@@ -31,12 +31,15 @@ from graphctx.demo.run import (
 
 SCRIPT = load_script()
 CHECKS = ("documents", "absent", "unanswerable", "current", "stale", "graph", "denied")
-FLOOR = "no relevance floor yet: unrelated visible chunks make the bundle answerable"
+FLOOR = (
+    "the relevance floor (query-term coverage, 0.05) only refuses questions the visible corpus"
+    " shares almost no words with; this one shares generic words with visible chunks"
+)
 KNOWN_FAILURES = {
-    ("outage", "dana", "documents"): (
-        "graph neighbours of the first anchors (svc-payment-gateway, deploy-rollback,"
-        " certificate-rotation) outrank every search hit but the first, so no chunk of"
-        " runbook-payment-gateway-restart fits in the budget"
+    ("outage", "sam", "documents"): (
+        "the English question reaches ko-payment-restart only through the graph, and graph"
+        " neighbours with their own search score (svc-order-api, certificate-rotation) fill the"
+        " budget first"
     ),
     ("broker", "dana", "documents"): (
         "unrelated current chunks (svc-tracking-service, adr-0001, svc-logistics-server-a) fill"

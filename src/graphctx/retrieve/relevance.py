@@ -25,7 +25,7 @@ from graphctx.store.sqlite.lexical import analyze
 __all__ = ["COVERAGE_DEPTH", "RELEVANCE_FLOOR", "Relevance", "assess_relevance"]
 
 COVERAGE_DEPTH: Final = 3  # the top candidates whose coverage counts
-RELEVANCE_FLOOR: Final = 0.15  # below this share of the query's weighted terms: no evidence
+RELEVANCE_FLOOR: Final = 0.05  # below this share of the query's weighted terms: no evidence
 
 _ENGLISH_FUNCTION_WORDS: Final = """
 a an the of in on at to for from by with and or not no nor is are was were be been being am do

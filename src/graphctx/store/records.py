@@ -254,7 +254,7 @@ class ExpansionPolicy:
     # exception) is still relevant, with this factor on the score.
     reverse_weight: float = 0.5
     # A node's score is divided by (visible chunks it leads to) ** degree_exponent.
-    degree_exponent: float = 0.0
+    degree_exponent: float = 0.5
     directed_types: frozenset[str] = frozenset({"REFERENCES"})
 
     def __post_init__(self) -> None:

@@ -131,7 +131,7 @@ class GraphLayerConformance:
         self, runner: asyncio.Runner, store: GraphStore, namespace: str
     ) -> None:
         ids = self.law_graph(runner, store, namespace)
-        policy = ExpansionPolicy(hop_decay=0.5)
+        policy = ExpansionPolicy(hop_decay=0.5, degree_exponent=0.0)
         result = runner.run(
             store.expand(
                 namespace, {ids["remedy"]: 1.0}, frozenset({"law"}), policy, far_deadline()
@@ -148,6 +148,22 @@ class GraphLayerConformance:
         )
         assert result.withheld == 1  # the hr memo in the same concept, counted, not named
 
+    def test_a_nodes_score_is_shared_among_the_visible_chunks_it_leads_to(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        ids = self.law_graph(runner, store, namespace)
+        result = runner.run(
+            store.expand(
+                namespace,
+                {ids["remedy"]: 1.0},
+                frozenset({"law"}),
+                ExpansionPolicy(hop_decay=0.5, degree_exponent=1.0),
+                far_deadline(),
+            )
+        )
+        # the concept leads to two visible chunks (the hr memo is withheld, not counted)
+        assert sorted(e.score for e in result.expansions) == [0.25, 0.25]
+
     def test_expansion_adds_up_support_from_several_anchors_but_never_returns_a_chunk_to_itself(
         self, runner: asyncio.Runner, store: GraphStore, namespace: str
     ) -> None:
@@ -157,7 +173,7 @@ class GraphLayerConformance:
                 namespace,
                 {ids["remedy"]: 1.0, ids["notice"]: 0.5},
                 frozenset({"law"}),
-                ExpansionPolicy(hop_decay=0.5),
+                ExpansionPolicy(hop_decay=0.5, degree_exponent=0.0),
                 far_deadline(),
             )
         )
@@ -266,11 +282,13 @@ class GraphLayerConformance:
             )
         )
         eng = frozenset({"eng"})
-        policy = ExpansionPolicy(hop_decay=0.5, mention_weight=0.25)
+        policy = ExpansionPolicy(hop_decay=0.5, mention_weight=0.25, degree_exponent=0.0)
         to_mention = runner.run(store.expand(namespace, {home: 1.0}, eng, policy, far_deadline()))
         to_home = runner.run(store.expand(namespace, {other: 1.0}, eng, policy, far_deadline()))
         around = runner.run(
-            store.neighbourhood(namespace, ["e:kafka"], eng, ExpansionPolicy(), far_deadline())
+            store.neighbourhood(
+                namespace, ["e:kafka"], eng, ExpansionPolicy(degree_exponent=0.0), far_deadline()
+            )
         )
         assert [(e.chunk_id, e.score, e.path[-1].via) for e in to_mention.expansions] == [
             (other, 0.125, "<-MENTIONS")

@@ -105,7 +105,8 @@ def test_a_shared_node_reaches_home_chunks_before_mentions_and_counts_hidden_one
             ("n", "secret", SUPPORTS),
         ],
     )
-    result = walk.run(walk.expand({"a": 1.0}, ExpansionPolicy(hop_decay=0.5), deadline()), graph)
+    policy = ExpansionPolicy(hop_decay=0.5, degree_exponent=0.0)
+    result = walk.run(walk.expand({"a": 1.0}, policy, deadline()), graph)
     assert [(e.chunk_id, e.hops, e.score) for e in result.expansions] == [
         ("b", 1, 0.5),
         ("m", 1, 0.25),
