@@ -16,7 +16,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from graphctx.contract import RetrievalMode, StageReport, StageStatus
+from graphctx.contract import StageReport, StageStatus
 from graphctx.errors import GraphctxError
 from graphctx.retrieve.deadline import within
 from graphctx.retrieve.fusion import FusedCandidate, relative_scores
@@ -59,11 +59,8 @@ POLICIES: Final[Mapping[QuestionType, ExpansionPolicy]] = {
 }
 
 
-def policy_for(
-    question: QuestionClass, mode: RetrievalMode = RetrievalMode.AUTO
-) -> ExpansionPolicy:
+def policy_for(question: QuestionClass) -> ExpansionPolicy:
     """The question type's expansion policy (the same in every mode that expands)."""
-    del mode
     return POLICIES[question.type]
 
 
@@ -125,7 +122,6 @@ async def expand_graph(
     scopes: frozenset[str],
     deadline_at: float,
     *,
-    mode: RetrievalMode = RetrievalMode.AUTO,
     policy: ExpansionPolicy | None = None,
 ) -> GraphExpansion:
     """Expand from anchors (by the question's policy) and from seed entities, in parallel.
@@ -133,7 +129,7 @@ async def expand_graph(
     A relational question that names entities is answered from their neighbourhood alone.
     """
     started = time.monotonic()
-    chosen = policy or policy_for(question, mode)
+    chosen = policy or policy_for(question)
     relational = question.type is QuestionType.RELATIONAL and bool(seeds)
     anchors = anchors_from(fused) if chosen.max_hops > 0 and not relational else {}
     neighbourhood_policy = replace(

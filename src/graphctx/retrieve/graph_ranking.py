@@ -42,9 +42,7 @@ async def rank_with_graph(
 ) -> GraphRanking:
     """Walk from the anchors and named entities; merge; keep the merge when it should join."""
     seeds = list(dict.fromkeys(m.node_id for m in order_matches(entities)))[:SEED_LIMIT]
-    graph = await expand_graph(
-        store, namespace, fused, seeds, question, scopes, deadline_at, mode=mode
-    )
+    graph = await expand_graph(store, namespace, fused, seeds, question, scopes, deadline_at)
     if not graph.hits:
         return GraphRanking(
             list(fused), graph, False, "graph expansion found nothing visible: hybrid ranking"
