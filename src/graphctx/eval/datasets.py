@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -24,6 +25,7 @@ import yaml
 
 from graphctx.errors import ConfigurationError
 from graphctx.ingest.frontmatter import metadata_text
+from graphctx.ingest.source import DocumentMetadata, MediaType, SourceDocument
 
 __all__ = [
     "DEFAULT_DATASETS",
@@ -34,6 +36,7 @@ __all__ = [
     "load_dataset",
     "load_files",
     "record_metadata",
+    "source_documents",
 ]
 
 DEFAULT_DATASETS = (
@@ -166,3 +169,23 @@ def load_dataset(name: str, data: Path, limit: int | None = None) -> EvalSet:
             loaded.questions,
         )
     raise ConfigurationError(f"unknown dataset {name!r}; known: {', '.join(DEFAULT_DATASETS)}")
+
+
+def source_documents(
+    eval_set: EvalSet, scopes_of: Callable[[str], Iterable[str]]
+) -> list[SourceDocument]:
+    """The set's documents as ingest sources, each with the scopes ``scopes_of`` its id."""
+    return [
+        SourceDocument(
+            origin=f"{eval_set.name}#{n}",
+            media_type=MediaType.TEXT,
+            text=doc.text,
+            metadata=DocumentMetadata(
+                document_id=doc.document_id,
+                title=doc.title,
+                scopes=tuple(sorted(scopes_of(doc.document_id))),
+                extra=doc.metadata,
+            ),
+        )
+        for n, doc in enumerate(eval_set.documents)
+    ]

@@ -32,10 +32,9 @@ from tqdm import tqdm
 
 from graphctx.contract import NodeKind, RetrievalMode, RetrieverName
 from graphctx.embed import Embedder
-from graphctx.eval.datasets import EvalSet
+from graphctx.eval.datasets import EvalSet, source_documents
 from graphctx.ingest.extract import ExtractionInput, ExtractionReport, OfflineExtractor
 from graphctx.ingest.pipeline import IngestDefaults, ingest_sources
-from graphctx.ingest.source import DocumentMetadata, MediaType, SourceDocument
 from graphctx.retrieve.candidates import gather_candidates
 from graphctx.retrieve.entities import query_keys
 from graphctx.retrieve.fusion import fuse_lists
@@ -112,20 +111,7 @@ def _documents(hits: Sequence[ChunkHit], document_of: dict[str, str]) -> list[st
 async def _ingest(
     store: GraphStore, embedder: Embedder, eval_set: EvalSet
 ) -> tuple[dict[str, str], ExtractionReport | None]:
-    sources = [
-        SourceDocument(
-            origin=f"{eval_set.name}#{n}",
-            media_type=MediaType.TEXT,
-            text=doc.text,
-            metadata=DocumentMetadata(
-                document_id=doc.document_id,
-                title=doc.title,
-                scopes=tuple(sorted(EVAL_SCOPES)),
-                extra=doc.metadata,
-            ),
-        )
-        for n, doc in enumerate(eval_set.documents)
-    ]
+    sources = source_documents(eval_set, lambda _: EVAL_SCOPES)
     report = await ingest_sources(
         store,
         embedder,

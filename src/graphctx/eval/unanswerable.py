@@ -53,11 +53,10 @@ from graphctx.context import default_token_counter
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode, UnanswerableReason
 from graphctx.contract.request import MAX_SCOPES
 from graphctx.embed import Embedder
-from graphctx.eval.datasets import EvalQuestion, EvalSet
+from graphctx.eval.datasets import EvalQuestion, EvalSet, source_documents
 from graphctx.eval.quality import DEFAULT_KS, score
 from graphctx.ingest.extract import OfflineExtractor
 from graphctx.ingest.pipeline import IngestDefaults, ingest_sources
-from graphctx.ingest.source import DocumentMetadata, MediaType, SourceDocument
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import StaticGrants
 from graphctx.store.sqlite.store import SqliteGraphStore
@@ -185,20 +184,7 @@ def _provider(path: Path, embedder: Embedder) -> ContextProvider:
 
 async def _ingest(provider: ContextProvider, eval_set: EvalSet) -> dict[str, frozenset[str]]:
     codes = {doc.document_id: hiding_code(doc.document_id) for doc in eval_set.documents}
-    sources = [
-        SourceDocument(
-            origin=f"{eval_set.name}#{n}",
-            media_type=MediaType.TEXT,
-            text=doc.text,
-            metadata=DocumentMetadata(
-                document_id=doc.document_id,
-                title=doc.title,
-                scopes=tuple(sorted(codes[doc.document_id])),
-                extra=doc.metadata,
-            ),
-        )
-        for n, doc in enumerate(eval_set.documents)
-    ]
+    sources = source_documents(eval_set, lambda document_id: codes[document_id])
     await ingest_sources(
         provider.store,
         provider.embedder,
