@@ -1,16 +1,17 @@
 """The relevance floor: a question the visible evidence does not speak to is not answerable.
 
-Search always returns *something*; seed 000 counts answering from unrelated chunks as a
-failure. Fused scores are relative (the best candidate is always 1), so the floor needs an
-absolute measure: how much of the question the best evidence covers.
+Search always returns *something* (the vector list has no notion of "no match"); seed 000
+counts answering from unrelated chunks as a failure. The floor asks whether any of the
+query's content words (function words removed) occurs in the evidence fetched for the
+request, all of it visible to the caller, so the answer depends on nothing hidden. A question
+none of whose words the visible corpus uses is ``no_evidence``; one word is enough to pass,
+because any chunk sharing a query word must stay reachable (the ACL property suite asserts
+exactly that: an in-scope match is never crowded out).
 
-``evidence_coverage`` weighs each content term of the query (function words removed) by its
-inverse frequency among the candidate pool — the chunks fetched for this request, all of
-them visible to the caller, so the measure depends on nothing hidden. A term that appears in
-few candidates is specific and weighs much; one that appears in almost every candidate, or a
-term of the query found in none, still counts in the denominator: a question whose specific
-words the visible corpus never uses is not covered. The coverage is the best share reached by
-one of the top ``COVERAGE_DEPTH`` candidates.
+``coverage`` — the best share of the query's weighted words one chunk holds, each word
+weighted by its rarity among the candidates — is reported with the verdict so an operator can
+see how thin the evidence is. Known limit: a question in one language over a corpus in
+another shares no words with it and is refused even when the embedder found the right text.
 """
 
 from __future__ import annotations
@@ -22,10 +23,8 @@ from typing import Final
 
 from graphctx.store.sqlite.lexical import analyze
 
-__all__ = ["COVERAGE_DEPTH", "RELEVANCE_FLOOR", "Relevance", "assess_relevance"]
+__all__ = ["Relevance", "assess_relevance"]
 
-COVERAGE_DEPTH: Final = 3  # the top candidates whose coverage counts
-RELEVANCE_FLOOR: Final = 0.05  # below this share of the query's weighted terms: no evidence
 
 _ENGLISH_FUNCTION_WORDS: Final = """
 a an the of in on at to for from by with and or not no nor is are was were be been being am do
@@ -48,49 +47,38 @@ STOP_TERMS: Final = frozenset(analyze(_ENGLISH_FUNCTION_WORDS)) | frozenset(
 
 @dataclass(frozen=True)
 class Relevance:
-    coverage: float  # best share of the query's weighted content terms among the top candidates
-    floor: float
-    terms: int  # content terms of the query
+    coverage: float  # best share of the query's weighted content words held by one candidate
+    terms: int  # content words of the query
+    covered: int  # of them, those found in at least one candidate
     named_entities: int = 0  # visible graph entities the query names (seed 004's evidence)
 
     @property
     def answerable(self) -> bool:
-        if self.named_entities:
-            return True
-        return self.terms > 0 and self.coverage >= self.floor
+        return self.named_entities > 0 or self.covered > 0
 
     def explain(self) -> str:
         if self.named_entities:
             return f"the query names {self.named_entities} visible entity(ies): answerable"
-        verdict = "meets" if self.answerable else "is below"
+        if not self.covered:
+            return f"none of the query's {self.terms} content word(s) occurs in visible evidence"
         return (
-            f"best evidence covers {self.coverage:.2f} of the query's {self.terms} weighted"
-            f" term(s); {verdict} the relevance floor {self.floor:.2f}"
+            f"{self.covered} of the query's {self.terms} content word(s) occur in visible"
+            f" evidence; the best chunk covers {self.coverage:.2f} of their weight"
         )
 
 
-def assess_relevance(
-    query: str,
-    pool: Sequence[str],
-    *,
-    floor: float = RELEVANCE_FLOOR,
-    depth: int = COVERAGE_DEPTH,
-    named_entities: int = 0,
-) -> Relevance:
-    """How well the top of ``pool`` (candidate texts, best first) covers ``query``; a query
-    that names a visible entity of the graph is answerable from that entity's evidence."""
+def assess_relevance(query: str, pool: Sequence[str], *, named_entities: int = 0) -> Relevance:
+    """Whether the candidates ``pool`` (texts, best first) speak to ``query``; a query that
+    names a visible entity of the graph is answerable from that entity's evidence."""
     terms = [t for t in dict.fromkeys(analyze(query)) if t not in STOP_TERMS]
     if named_entities:
-        return Relevance(1.0, floor, len(terms), named_entities)
+        return Relevance(1.0, len(terms), len(terms), named_entities)
     if not terms or not pool:
-        return Relevance(0.0, floor, len(terms))
+        return Relevance(0.0, len(terms), 0)
     analysed = [frozenset(analyze(text)) for text in pool]
     size = len(analysed)
-    weight = {
-        t: math.log((size + 1) / (sum(t in chunk for chunk in analysed) + 0.5)) for t in terms
-    }
+    frequency = {t: sum(t in chunk for chunk in analysed) for t in terms}
+    weight = {t: math.log((size + 1) / (frequency[t] + 0.5)) for t in terms}
     total = sum(weight.values())
-    if total <= 0.0:
-        return Relevance(0.0, floor, len(terms))
-    best = max(sum(weight[t] for t in terms if t in chunk) / total for chunk in analysed[:depth])
-    return Relevance(best, floor, len(terms))
+    best = max(sum(weight[t] for t in terms if t in chunk) for chunk in analysed) / total
+    return Relevance(best, len(terms), sum(1 for t in terms if frequency[t]))
