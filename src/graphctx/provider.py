@@ -252,10 +252,10 @@ class ContextProvider:
         build = ResponseBuilder(self, request, deadline, route, scopes)
         if lookup_report is not None:
             build.stages.append(lookup_report)
+        if request.retrieval_mode is RetrievalMode.TEXT2CYPHER:  # embeds nothing
+            return await self._text2cypher(request, scopes, deadline, build)
         if not await self._verify_embedder(request.namespace, deadline):
             return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
-        if request.retrieval_mode is RetrievalMode.TEXT2CYPHER:
-            return await self._text2cypher(request, scopes, deadline, build)
 
         found = await gather_candidates(
             self.store,
