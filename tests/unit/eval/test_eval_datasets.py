@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graphctx.eval.datasets import default_data_dir, load_dataset, load_files
-from graphctx.testing.requirements import missing_requirement
+from graphctx.eval.datasets import load_dataset, load_files
 
 
 def _jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
@@ -53,22 +52,24 @@ def test_a_corpus_of_id_title_text_has_no_metadata(tmp_path: Path) -> None:
     assert (document.title, document.text, document.metadata) == (None, "Some passage.", {})
 
 
-def test_the_built_in_statute_set_keeps_each_articles_fields() -> None:
-    data = default_data_dir()
-    if not (data / "kr-law" / "근로기준법.jsonl").is_file():
-        missing_requirement(f"the shared data folder {data.resolve()}")
-    documents = {d.document_id: d for d in load_dataset("kr-law", data, limit=1).documents}
-    article = documents["근로기준법-제23조"]
-    assert article.metadata == {
+def test_the_built_in_statute_set_keeps_each_articles_fields(tmp_path: Path) -> None:
+    """The statute loader over a corpus in the shared folder's format, written here."""
+    rows = [
+        {"article_no": "제23조", "title": "해고 등의 제한", "text": "이유 없이 해고하지 못한다.",
+         "chapter": "제2장 근로계약", "effective_date": "2027-01-01", "law_id": "001872",
+         "deleted": False, "section": None},
+        {"article_no": "제24조", "title": "삭제", "text": "", "deleted": True},
+    ]  # fmt: skip
+    corpus = tmp_path / "kr-law" / "근로기준법.jsonl"
+    corpus.parent.mkdir()
+    corpus.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    documents = {d.document_id: d for d in load_dataset("kr-law", tmp_path, limit=0).documents}
+    assert list(documents) == ["근로기준법-제23조"]  # the deleted stub is left out
+    assert documents["근로기준법-제23조"].metadata == {
         "law": "근로기준법",
         "article_no": "제23조",
         "chapter": "제2장 근로계약",
         "effective_date": "2027-01-01",
-        "promulgation_date": "2026-03-17",
-        "promulgation_no": "21472",
         "law_id": "001872",
-        "law_mst": "284443",
         "deleted": "false",
     }
-    assert len(documents) == 131  # 132 articles, one deleted stub left out
-    assert {d.metadata["law"] for d in documents.values()} == {"근로기준법"}
