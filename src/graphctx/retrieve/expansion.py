@@ -3,9 +3,9 @@
 Anchors are the top fused candidates (score relative to the best one); seeds are the
 entities the query names. The store walks the graph with the request's scopes checked at
 every step (``GraphStore.expand`` / ``neighbourhood``); this module picks the policy by
-question type, runs both walks within the stage's deadline, and returns one graph-ranked
-list for fusion plus the path by which each chunk was reached. Nothing found is data: the
-caller falls back to the plain hybrid ranking.
+question type, runs both walks within the stage's deadline, and returns each reached chunk's
+propagated score (anchors' and seeds' support combined as 1 - prod(1 - s)) plus the path by
+which it was reached. Nothing found is data: the caller keeps the plain hybrid ranking.
 """
 
 from __future__ import annotations
