@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -20,9 +21,9 @@ from graphctx.testing.neo4j_tools import load_neo4j_tool
 from graphctx.testing.requirements import missing_requirement
 
 
-@pytest.fixture(scope="session")
-def neo4j_server() -> Iterator[Any]:
-    """The running server: ``.uri``, ``.auth``, ``.database``, ``.version``."""
+@contextmanager
+def _started_neo4j() -> Iterator[Any]:
+    """A fresh server, warmed up; skipped (failed under ``CI=true``) when it cannot start."""
     server_module = load_neo4j_tool("server")
     manager = server_module.running_neo4j()
     try:
@@ -34,6 +35,20 @@ def neo4j_server() -> Iterator[Any]:
         yield server
     finally:
         manager.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def neo4j_server() -> Iterator[Any]:
+    """The running server: ``.uri``, ``.auth``, ``.database``, ``.version``."""
+    with _started_neo4j() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def own_neo4j_server() -> Iterator[Any]:
+    """A server for one module alone, for tests that may exhaust or stop it."""
+    with _started_neo4j() as server:
+        yield server
 
 
 WARM_UP_S = 180.0  # a fresh server on a loaded 2-core machine can take minutes to plan

@@ -31,8 +31,6 @@ from text2cypher_world import (
 
 from graphctx.embed import Embedder
 from graphctx.errors import GraphctxError
-from graphctx.testing.neo4j_tools import load_neo4j_tool
-from graphctx.testing.requirements import missing_requirement
 
 pytestmark = pytest.mark.neo4j
 
@@ -56,22 +54,8 @@ def _expand(statement: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def own_server() -> Iterator[Any]:
-    server_module = load_neo4j_tool("server")
-    manager = server_module.running_neo4j()
-    try:
-        server = manager.__enter__()
-    except server_module.Neo4jUnavailable as exc:
-        missing_requirement(f"Neo4j tests: {exc}")
-    try:
-        yield server
-    finally:
-        manager.__exit__(None, None, None)
-
-
-@pytest.fixture(scope="module")
-def world(own_server: Any, embedder: Embedder) -> Iterator[World]:
-    with text2cypher_world(own_server, embedder) as opened:
+def world(own_neo4j_server: Any, embedder: Embedder) -> Iterator[World]:
+    with text2cypher_world(own_neo4j_server, embedder) as opened:
         yield opened
 
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import neo4j
-import pytest
 from fake_chat import FakeChatServer
 
 from graphctx.context import default_token_counter
@@ -37,7 +36,6 @@ PUBLIC_TEXT = (
 SECRET_TEXT = "Zorblax Kafka salary bands for the platform team are confidential."
 OTHER_TEXT = "Zorblax Kafka runs in another tenant entirely."
 ANSWER_WITHIN_S = 5.0
-WARM_UP_S = 120.0
 
 
 class RecordedLLM(FakeChatServer):
@@ -111,22 +109,12 @@ def seconds_to_answer(server: Any) -> float:
     return time.monotonic() - started if records[0]["one"] == 1 else float("inf")
 
 
-def warm_up(server: Any) -> None:
-    """A fresh server on a loaded machine can take longer than the store's 10 s open to
-    answer its first query: wait for the first answer (bounded) before the world connects."""
-    give_up = time.monotonic() + WARM_UP_S
-    while seconds_to_answer(server) == float("inf"):
-        if time.monotonic() > give_up:
-            pytest.fail(f"the Neo4j server did not answer within {WARM_UP_S:.0f} s")
-
-
 @contextmanager
 def text2cypher_world(server: Any, embedder: Embedder) -> Iterator[World]:
     """Two documents (eng, hr) in one namespace, one in another, and a provider whose
     text2cypher LLM is the recorded one (at most 10 rows)."""
     namespace, other = "t2c" + uuid.uuid4().hex[:10], "t2c" + uuid.uuid4().hex[:10]
     location = (server.uri, server.auth, server.database)
-    warm_up(server)
     asyncio.run(_seed(Neo4jGraphStore(*location), namespace, other))
     with RecordedLLM() as llm:
         chat = OpenAICompatibleChat(f"{llm.base_url}/v1", "recorded", max_retries=0)
