@@ -106,7 +106,8 @@ def graph_verdict(
     ``supported`` counts, per reached chunk, the anchors (and seed set) whose paths reach it.
     """
     related = [m for m in entities if m.relation_count > 0]
-    entered = [c for c in after[:TOP_DEPTH] if c not in set(before[:TOP_DEPTH])]
+    top_before = set(before[:TOP_DEPTH])
+    entered = [c for c in after[:TOP_DEPTH] if c not in top_before]
     agreeing = sum(1 for c in after[:TOP_DEPTH] if supported.get(c, 0) > 1)
     moved = list(after[:TOP_DEPTH]) != list(before[:TOP_DEPTH])
     facts = (
