@@ -42,7 +42,7 @@ import numpy as np
 from graphctx.store.neo4j import Neo4jGraphStore, VectorStrategy, queries
 from graphctx.store.neo4j.acl import lucene_query
 from graphctx.store.records import ChunkHit, DocumentDates, NewChunk, NewDocument
-from graphctx.store.sqlite.lexical import query_terms
+from graphctx.text.lexical import query_terms
 
 CHUNKS_PER_DOC = 10
 TOPICS = 100

@@ -78,8 +78,8 @@ from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.store.neo4j import Neo4jGraphStore, parse_location, queries, writes
 from graphctx.store.neo4j.acl import scope_set_key
 from graphctx.store.records import DocumentDates, NewChunk, NewDocument, Vector
-from graphctx.store.sqlite.lexical import query_terms
 from graphctx.testing.neo4j_tools import load_neo4j_tool
+from graphctx.text.lexical import query_terms
 
 BENCH_NAMESPACE = "bench-neo4j"
 DATASET = "2wikimultihopqa"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphctx.errors import ConfigurationError
-from graphctx.store.sqlite.lexical import index_terms, match_expression
+from graphctx.text.lexical import index_terms, match_expression
 
 TOP_K = 10
 

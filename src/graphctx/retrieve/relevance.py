@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from graphctx.store.sqlite.lexical import analyze
+from graphctx.text.lexical import analyze
 
 __all__ = ["Relevance", "assess_relevance"]
 

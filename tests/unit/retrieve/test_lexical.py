@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphctx.store.sqlite.lexical import MAX_QUERY_TERMS, analyze, match_expression
+from graphctx.text.lexical import MAX_QUERY_TERMS, analyze, match_expression
 
 
 def test_hangul_runs_become_overlapping_bigrams() -> None:

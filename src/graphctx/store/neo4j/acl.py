@@ -17,7 +17,7 @@ Full text: the ``cjk`` analyser bigrams Hangul but does not stem English ("resta
 matches "Restarting", measured), and one full-text index has one analyser. So, like the
 embedded store, we index an analysed copy (``terms``: Hangul/CJK bigrams as Lucene's CJK
 analyser makes them, and Snowball-stemmed lower-cased words, from
-:mod:`graphctx.store.sqlite.lexical`) with Lucene's ``whitespace`` analyser, which keeps
+:mod:`graphctx.text.lexical`) with Lucene's ``whitespace`` analyser, which keeps
 every term as is. Both backends therefore share one vocabulary; only BM25's details differ.
 """
 
@@ -27,7 +27,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 
-from graphctx.store.sqlite.lexical import query_terms
+from graphctx.text.lexical import query_terms
 
 ACL_TOKEN_BYTES = 16
 

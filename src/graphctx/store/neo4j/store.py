@@ -67,7 +67,7 @@ from graphctx.store.records import (
     Vector,
     WriteResult,
 )
-from graphctx.store.sqlite.lexical import query_terms
+from graphctx.text.lexical import query_terms
 
 T = TypeVar("T")
 

@@ -31,7 +31,7 @@ from graphctx.store.records import (
     check_expectation,
     check_scopes_of_older_versions,
 )
-from graphctx.store.sqlite.lexical import index_terms
+from graphctx.text.lexical import index_terms
 
 CHUNK_BATCH = 500  # chunks per UNWIND statement
 

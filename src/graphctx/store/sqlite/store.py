@@ -45,7 +45,6 @@ from graphctx.store.records import (
     WriteResult,
 )
 from graphctx.store.sqlite import fulltext, graph, schema
-from graphctx.store.sqlite.lexical import query_terms
 from graphctx.store.sqlite.snapshot import one_snapshot
 from graphctx.store.sqlite.vectors import VectorCache, top_k_visible
 from graphctx.store.sqlite.writes import (
@@ -55,6 +54,7 @@ from graphctx.store.sqlite.writes import (
     write_document_version,
     write_graph_records,
 )
+from graphctx.text.lexical import query_terms
 
 T = TypeVar("T")
 PROGRESS_STEPS = 2_000  # SQLite VM steps between deadline checks
