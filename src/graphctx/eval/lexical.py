@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphctx.errors import ConfigurationError
-from graphctx.text.lexical import index_terms, match_expression
+from graphctx.store.sqlite.fts5_query import match_expression
+from graphctx.text.lexical import index_terms
 
 TOP_K = 10
 

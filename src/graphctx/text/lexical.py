@@ -1,12 +1,12 @@
-"""Lexical analysis for the embedded full-text index (Korean and English).
+"""The lexical analyser both full-text backends index and query with (Korean and English).
 
 FTS5's ``unicode61`` splits only at spaces and punctuation, so a Korean word with a particle
 attached (부당해고를) never matches its stem (해고), and the trigram tokenizer never matches
-two-syllable words. We therefore index an analysed copy of each chunk: Hangul (and other CJK)
-runs become overlapping character bigrams, as Lucene's CJK analyzer does; other words are
-lower-cased and stemmed with Snowball English (restarting -> restart). Queries are analysed the
-same way and OR-ed, so BM25 ranks by how many bigrams and words match, and the stored terms
-are exactly the FTS5 vocabulary, which lets the store prune over-common query terms.
+two-syllable words; Lucene's ``cjk`` analyser bigrams Hangul but does not stem English. Both
+stores therefore index an analysed copy of each chunk: Hangul (and other CJK) runs become
+overlapping character bigrams, as Lucene's CJK analyzer does; other words are lower-cased and
+stemmed with Snowball English (restarting -> restart). Queries are analysed the same way, so
+both backends share one vocabulary and BM25 ranks by how many bigrams and words match.
 """
 
 from __future__ import annotations
@@ -16,14 +16,13 @@ import re
 
 import snowballstemmer
 
+__all__ = ["MAX_QUERY_TERMS", "analyze", "index_terms", "query_terms"]
+
 _CJK = r"\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _APOSTROPHES = "'\u2019"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}_]+(?:[{_APOSTROPHES}][^\W{_CJK}_]+)*", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
 MAX_QUERY_TERMS = 64
-COMMON_TERM_SHARE = 0.05  # a query term in more than this share of all chunks is pruned ...
-COMMON_TERM_MIN_CHUNKS = 1_000  # ... unless it is in fewer chunks than this
-KEEP_RAREST = 3
 
 
 def analyze(text: str) -> list[str]:
@@ -64,29 +63,3 @@ def query_terms(query: str) -> list[str]:
         if len(seen) == MAX_QUERY_TERMS:
             break
     return list(seen)
-
-
-def or_expression(terms: list[str]) -> str | None:
-    """An FTS5 MATCH expression OR-ing the given terms, or None if there are none."""
-    if not terms:
-        return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-
-
-def match_expression(query: str) -> str | None:
-    """An FTS5 MATCH expression OR-ing the query's distinct terms, or None if it has none."""
-    return or_expression(query_terms(query))
-
-
-def prune_common_terms(
-    terms: list[str], document_frequency: dict[str, int], total_chunks: int
-) -> list[str]:
-    """Drop terms found in too many chunks: BM25 gives them ~0 weight, yet FTS5 must score
-    every chunk they match. Terms no chunk contains are dropped too; if every term is common,
-    the KEEP_RAREST rarest survive."""
-    cutoff = max(COMMON_TERM_MIN_CHUNKS, COMMON_TERM_SHARE * total_chunks)
-    present = [t for t in terms if document_frequency.get(t, 0) > 0]
-    kept = [t for t in present if document_frequency[t] <= cutoff]
-    if kept:
-        return kept
-    return sorted(present, key=lambda t: (document_frequency[t], t))[:KEEP_RAREST]

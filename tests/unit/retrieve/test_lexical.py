@@ -3,7 +3,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphctx.text.lexical import MAX_QUERY_TERMS, analyze, match_expression
+from graphctx.store.sqlite.fts5_query import match_expression
+from graphctx.text.lexical import MAX_QUERY_TERMS, analyze
 
 
 def test_hangul_runs_become_overlapping_bigrams() -> None:

@@ -10,7 +10,7 @@ the same namespace only.
 
 Within a namespace the score uses the statistics of the caller's visible chunks only
 (:mod:`.visible_bm25`). What still counts hidden chunks is the cost guard that drops
-over-common query terms (:func:`~graphctx.text.lexical.prune_common_terms`), which
+over-common query terms (:func:`~graphctx.store.sqlite.fts5_query.prune_common_terms`), which
 acts only on terms found in more than 1,000 chunks of the namespace: see
 ``docs/security.md`` (R4).
 
@@ -24,8 +24,9 @@ import re
 import sqlite3
 from typing import Final
 
+from graphctx.store.sqlite.fts5_query import or_expression, prune_common_terms
 from graphctx.store.sqlite.visible_bm25 import rank_visible
-from graphctx.text.lexical import index_terms, or_expression, prune_common_terms
+from graphctx.text.lexical import index_terms
 
 __all__ = [
     "FTS_TOKENIZER",
