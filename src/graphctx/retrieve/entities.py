@@ -2,7 +2,7 @@
 
 "물류서버-A에 연결된 시스템은?" yields ``물류서버-a`` among its keys; "dependencies of
 payment-service's API" yields ``payment-service``. Keys are built with the store's
-:func:`~graphctx.store.records.name_key`, so they compare equal to stored names and aliases.
+:func:`~graphctx.text.names.name_key`, so they compare equal to stored names and aliases.
 """
 
 from __future__ import annotations
@@ -10,62 +10,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from graphctx.store.records import EntityMatch, name_key
+from graphctx.store.records import EntityMatch
+from graphctx.text.names import name_key, word_variants
 
 __all__ = [
     "DEFAULT_ENTITY_TYPE_ORDER",
     "MAX_KEY_WORDS",
     "order_matches",
     "query_keys",
-    "word_variants",
 ]
 
 MAX_KEY_WORDS: Final = 8  # longest name, in words, a query n-gram may match
 MAX_KEYS: Final = 400
 DEFAULT_ENTITY_TYPE_ORDER: Final = ("System", "Service", "Person")
 
-# Longest first, so 에서는 is tried before 에서 and 에.
-_PARTICLES: Final = tuple(
-    sorted(
-        [
-            "에서는",
-            "에게서",
-            "으로는",
-            "으로서",
-            "으로써",
-            "이라는",
-            "에서",
-            "에게",
-            "한테",
-            "으로",
-            "까지",
-            "부터",
-            "처럼",
-            "보다",
-            "라는",
-            "이랑",
-            "에는",
-            "와는",
-            "과는",
-            "은",
-            "는",
-            "이",
-            "가",
-            "을",
-            "를",
-            "의",
-            "에",
-            "와",
-            "과",
-            "도",
-            "만",
-            "로",
-            "랑",
-        ],
-        key=len,
-        reverse=True,
-    )
-)
 _STOP_WORDS: Final = frozenset(
     [
         "a",
@@ -122,24 +80,6 @@ _STOP_WORDS: Final = frozenset(
         "어디",
     ]
 )
-
-
-def _is_hangul(char: str) -> bool:
-    return "\uac00" <= char <= "\ud7a3"
-
-
-def word_variants(word: str) -> list[str]:
-    """The word, and the word without a trailing Korean particle or English possessive."""
-    found = [word]
-    if word.endswith("'s") and len(word) > 3:
-        found.append(word[:-2])
-    if word and _is_hangul(word[-1]):
-        for particle in _PARTICLES:
-            if word.endswith(particle) and len(word) > len(particle):
-                stem = word[: -len(particle)].rstrip("-")
-                if stem and stem not in found:
-                    found.append(stem)
-    return found
 
 
 def query_keys(query: str, max_words: int = MAX_KEY_WORDS) -> list[str]:

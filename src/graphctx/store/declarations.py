@@ -16,7 +16,8 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from graphctx.store.records import MENTIONS, KnowledgeNode, name_key
+from graphctx.store.records import MENTIONS, KnowledgeNode
+from graphctx.text.names import name_key
 
 __all__ = ["declaration_id", "is_home_declaration", "name_keys"]
 

@@ -143,7 +143,7 @@ class GraphStore(Protocol):
         limit: int,
         deadline: float,
     ) -> list[EntityMatch]:
-        """Visible nodes whose name or alias key (:func:`name_key`) is one of ``keys``, each
+        """Visible nodes whose name or alias key (:func:`~graphctx.text.names.name_key`) is one of ``keys``, each
         key matched only through a visible declaration of it; ``node_type`` likewise, else
         ``None`` (:mod:`graphctx.store.declarations`)."""
         ...

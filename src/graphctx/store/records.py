@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -206,17 +204,6 @@ MENTIONS = "MENTIONS"  # the chunk mentions the node (ranked after SUPPORTS when
 PART_OF = "PART_OF"  # the chunk is a member of a Concept (seed 001: Article -PART_OF-> Concept)
 STATES = "STATES"  # the chunk states a relation (relation support, in neighbourhood paths)
 REVERSE = "<-"  # prefix of ``PathStep.via`` when an edge was walked against its direction
-
-_NAME_SEPARATORS = re.compile(r"[^\w\-./'+#&]+")
-_EDGE_PUNCTUATION = "-./'+#&"
-
-
-def name_key(text: str) -> str:
-    """The lookup key of an entity name or alias: NFKC, case-folded, punctuation-separated
-    tokens joined by one space. Callers of ``lookup_entities`` pass keys built with this."""
-    folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
-    tokens = (t.strip(_EDGE_PUNCTUATION) for t in _NAME_SEPARATORS.split(folded))
-    return " ".join(t for t in tokens if t)
 
 
 class Direction(StrEnum):

@@ -21,9 +21,9 @@ from graphctx.store.records import (
     KnowledgeNode,
     PathStep,
     Relation,
-    name_key,
 )
 from graphctx.testing.fixtures import far_deadline, make_document, paragraphs
+from graphctx.text.names import name_key
 
 
 class GraphLayerConformance:

@@ -25,9 +25,9 @@ from graphctx.store.records import (
     ExpansionResult,
     KnowledgeNode,
     Relation,
-    name_key,
 )
 from graphctx.testing.fixtures import far_deadline, make_document, paragraphs
+from graphctx.text.names import name_key
 
 ENG = frozenset({"eng"})
 SECRET_TITLE = "Project Nightjar layoffs"

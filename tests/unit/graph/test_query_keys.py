@@ -5,7 +5,8 @@ from hypothesis import strategies as st
 
 from graphctx.contract import NodeKind
 from graphctx.retrieve.entities import order_matches, query_keys
-from graphctx.store.records import EntityMatch, name_key
+from graphctx.store.records import EntityMatch
+from graphctx.text.names import name_key
 
 
 def test_korean_particles_are_stripped_from_the_last_word() -> None:

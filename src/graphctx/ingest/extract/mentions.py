@@ -20,15 +20,13 @@ from typing import Final
 import yaml
 
 from graphctx.errors import InvalidDocumentError
-from graphctx.retrieve.entities import word_variants
-from graphctx.store.records import name_key
+from graphctx.text.names import NAME_WORD, name_key, word_variants
 
 __all__ = ["DictionaryEntry", "EntityDictionary", "Mention", "find_mentions"]
 
 MIN_LATIN_CHARS: Final = 3
 MIN_HANGUL_CHARS: Final = 2
 MAX_NAME_WORDS: Final = 10  # names longer than this are never matched
-_WORD = re.compile(r"[\w\-./'+#&]+")
 _PARENTHETICAL = re.compile(r"\s*\([^)]*\)\s*$")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
@@ -119,7 +117,7 @@ class EntityDictionary:
 def find_mentions(text: str, dictionary: EntityDictionary) -> list[Mention]:
     """Longest, non-overlapping dictionary names in ``text``, in order."""
     normal = unicodedata.normalize("NFKC", text)
-    tokens = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(normal)]
+    tokens = [(m.start(), m.end(), m.group(0)) for m in NAME_WORD.finditer(normal)]
     keys = [name_key(t[2]) for t in tokens]
     found: list[Mention] = []
     position = 0
