@@ -143,9 +143,9 @@ class GraphStore(Protocol):
         limit: int,
         deadline: float,
     ) -> list[EntityMatch]:
-        """Visible nodes whose name or alias key (:func:`~graphctx.text.names.name_key`) is one of ``keys``, each
-        key matched only through a visible declaration of it; ``node_type`` likewise, else
-        ``None`` (:mod:`graphctx.store.declarations`)."""
+        """Visible nodes whose name or alias key (:func:`~graphctx.text.names.name_key`) is
+        one of ``keys``, each key matched only through a visible declaration of it;
+        ``node_type`` likewise, else ``None`` (:mod:`graphctx.store.declarations`)."""
         ...
 
     async def describe_nodes(
