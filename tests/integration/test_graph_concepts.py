@@ -10,8 +10,8 @@ import pytest
 from fake_chat import FakeChatServer
 
 from graphctx.ingest.extract import ExtractionInput, ExtractionReport
-from graphctx.ingest.extract.chat import OpenAICompatibleChat
 from graphctx.ingest.extract.concepts import LlmConceptExtractor, concept_bounds
+from graphctx.llm.chat import OpenAICompatibleChat
 from graphctx.provider import ContextProvider
 from graphctx.store.records import ExpansionPolicy
 

@@ -21,7 +21,7 @@ from fake_chat import FakeChatServer
 from graphctx.context import default_token_counter
 from graphctx.contract import ContextRequest, ContextResponse, NodeKind, RetrievalMode
 from graphctx.embed import Embedder
-from graphctx.ingest.extract.chat import OpenAICompatibleChat
+from graphctx.llm.chat import OpenAICompatibleChat
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.retrieve.text2cypher import Text2CypherConfig

@@ -24,8 +24,8 @@ import pytest
 from graphctx.embed import openai_compatible
 from graphctx.embed.openai_compatible import OpenAICompatibleEmbedder
 from graphctx.errors import ConfigurationError, EmbeddingError
-from graphctx.ingest.extract import chat
-from graphctx.ingest.extract.chat import ChatError, ChatMessage, OpenAICompatibleChat
+from graphctx.llm import chat
+from graphctx.llm.chat import ChatError, ChatMessage, OpenAICompatibleChat
 
 API_KEY = "sk-test-secret-456"
 MESSAGES = [ChatMessage("system", "be brief"), ChatMessage("user", "hello")]

@@ -1,6 +1,5 @@
 """Graph extraction at ingest: references, dictionary mentions, optional LLM concepts."""
 
-from graphctx.ingest.extract.chat import ChatClient, ChatMessage, OpenAICompatibleChat
 from graphctx.ingest.extract.concepts import LlmConceptExtractor
 from graphctx.ingest.extract.mentions import DictionaryEntry, EntityDictionary, find_mentions
 from graphctx.ingest.extract.offline import OfflineExtractor, document_node_id
@@ -13,8 +12,6 @@ from graphctx.ingest.extract.port import (
 from graphctx.ingest.extract.references import Reference, ReferenceKind, find_references
 
 __all__ = [
-    "ChatClient",
-    "ChatMessage",
     "DictionaryEntry",
     "EntityDictionary",
     "ExtractionInput",
@@ -22,7 +19,6 @@ __all__ = [
     "GraphExtractor",
     "LlmConceptExtractor",
     "OfflineExtractor",
-    "OpenAICompatibleChat",
     "Reference",
     "ReferenceKind",
     "document_node_id",

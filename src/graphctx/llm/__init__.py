@@ -1,0 +1,11 @@
+"""The LLM port and the OpenAI-compatible HTTP clients.
+
+``port``: ``ChatMessage`` and the ``ChatClient`` protocol that concept extraction, Text2Cypher
+and answer generation depend on. ``chat``: the client for any OpenAI-compatible
+``/chat/completions`` endpoint. ``transport``: the one HTTP transport the chat client and the
+OpenAI-compatible embedder share (redirect refusal, bounded retries, size cap, timeouts).
+"""
+
+from graphctx.llm.chat import ChatClient, ChatError, ChatMessage, OpenAICompatibleChat
+
+__all__ = ["ChatClient", "ChatError", "ChatMessage", "OpenAICompatibleChat"]
