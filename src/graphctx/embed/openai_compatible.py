@@ -1,9 +1,10 @@
 """Optional embedder: any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint.
 
 Works with OpenAI, vLLM, llama.cpp, Ollama, LM Studio, text-embeddings-inference, ... through
-the standard library only. Texts go out in batches; 429, 5xx, timeouts and connection failures
-are retried a bounded number of times with capped exponential backoff (honouring a short
-``Retry-After``); everything else fails at once. Every response is validated (one finite
+the standard library only (the shared :mod:`graphctx.llm.transport`). Texts go out in batches;
+429, 5xx, timeouts and connection failures are retried a bounded number of times with capped,
+jittered exponential backoff (honouring a short ``Retry-After``); everything else, an
+untrusted TLS certificate included, fails at once. Every response is validated (one finite
 vector per input, indices ``0..n-1``, one dimension throughout) before it reaches the store.
 Redirects are refused so the API key is never forwarded to another host; the key never
 appears in ``repr``, messages or logs.
@@ -12,22 +13,23 @@ appears in ``repr``, messages or logs.
 from __future__ import annotations
 
 import json
-import random
-import ssl
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from email.message import Message
-from http.client import HTTPException
 from urllib.parse import urlsplit
 
 import numpy as np
 
 from graphctx.embed.port import Float32Array, normalize_rows, prepare_texts
 from graphctx.errors import ConfigurationError, EmbeddingError
+from graphctx.llm.transport import (
+    BrokenExchange,
+    ErrorStatus,
+    FailedPost,
+    JsonTransport,
+    RetryPolicy,
+    Unreachable,
+)
 
 __all__ = ["OpenAICompatibleEmbedder", "parse_embeddings_response"]
 
@@ -38,18 +40,6 @@ DEFAULT_BACKOFF_S = 0.5
 DEFAULT_MAX_BACKOFF_S = 8.0
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 ERROR_EXCERPT_CHARS = 300
-
-
-@dataclass(frozen=True)
-class _Failure:
-    error: EmbeddingError
-    cause: BaseException
-    retry_after_s: float | None = None
-
-
-class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: object, **kwargs: object) -> None:
-        return None
 
 
 class OpenAICompatibleEmbedder:
@@ -86,19 +76,31 @@ class OpenAICompatibleEmbedder:
                 "need timeout_s > 0, batch_size >= 1, max_retries >= 0 and backoffs >= 0"
             )
         self._model = model
-        self._api_key = api_key
         self._dimension = dimension
-        self._timeout_s = timeout_s
         self._batch_size = batch_size
-        self._max_retries = max_retries
-        self._backoff_s = backoff_s
-        self._max_backoff_s = max_backoff_s
         self._query_prefix = query_prefix
         self._document_prefix = document_prefix
         self._name = name or f"openai:{model}"
-        self._sleep = sleep
         self._dimension_lock = threading.Lock()
-        self._opener = urllib.request.build_opener(_RefuseRedirects())
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": "graphctx-embedder",
+        }
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        retry = RetryPolicy(
+            max_retries, backoff_s, max_backoff_s, jitter=True, honour_retry_after=True
+        )
+        self._transport = JsonTransport(
+            self._url,
+            headers,
+            timeout_s=timeout_s,
+            max_response_bytes=MAX_RESPONSE_BYTES,
+            retry=retry,
+            error_excerpt_bytes=ERROR_EXCERPT_CHARS,
+            sleep=sleep,
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(url={self._url!r}, model={self._model!r})"
@@ -146,70 +148,31 @@ class OpenAICompatibleEmbedder:
         return vectors
 
     def _post_with_retries(self, payload: dict[str, object]) -> bytes:
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        for attempt in range(self._max_retries + 1):
-            outcome = self._post_once(data)
-            if isinstance(outcome, bytes):
-                return outcome
-            if not outcome.error.retryable:
-                raise outcome.error from outcome.cause
-            if attempt == self._max_retries:
-                raise EmbeddingError(
-                    f"{outcome.error.message} (gave up after {attempt + 1} attempts)",
-                    retryable=True,
-                ) from outcome.cause
-            self._sleep(self._backoff_delay_s(attempt, outcome.retry_after_s))
-        raise AssertionError("unreachable")  # pragma: no cover
+        outcome = self._transport.post(payload)
+        if isinstance(outcome, bytes):
+            return outcome
+        message, cause = self._describe(outcome)
+        if outcome.retries_exhausted:
+            raise EmbeddingError(
+                f"{message} (gave up after {outcome.attempts} attempts)", retryable=True
+            ) from cause
+        raise EmbeddingError(message) from cause
 
-    def _backoff_delay_s(self, attempt: int, retry_after_s: float | None) -> float:
-        if retry_after_s is not None:
-            return min(retry_after_s, self._max_backoff_s)
-        ceiling: float = min(self._backoff_s * 2.0**attempt, self._max_backoff_s)
-        return ceiling * random.uniform(0.5, 1.0)  # jitter spreads out concurrent clients
-
-    def _post_once(self, data: bytes) -> bytes | _Failure:
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": "graphctx-embedder",
-        }
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        request = urllib.request.Request(self._url, data=data, headers=headers, method="POST")
-        try:
-            with self._opener.open(request, timeout=self._timeout_s) as response:
-                body: bytes = response.read(MAX_RESPONSE_BYTES + 1)
-        except urllib.error.HTTPError as exc:
-            return self._http_failure(exc)
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            retryable = not isinstance(reason, ssl.SSLCertVerificationError)
-            message = f"{self._name}: cannot reach {self._url}: {reason}"
-            return _Failure(EmbeddingError(message, retryable=retryable), exc)
-        except (OSError, HTTPException) as exc:  # timeouts, resets, truncated responses
-            message = f"{self._name}: request to {self._url} failed: {exc!r}"
-            return _Failure(EmbeddingError(message, retryable=True), exc)
-        if len(body) > MAX_RESPONSE_BYTES:
-            error = EmbeddingError(f"{self._name}: response exceeds {MAX_RESPONSE_BYTES} bytes")
-            return _Failure(error, ValueError("response too large"))
-        return body
-
-    def _http_failure(self, exc: urllib.error.HTTPError) -> _Failure:
-        status = exc.code
-        retryable = status == 429 or status >= 500
-        try:
-            excerpt = exc.read(ERROR_EXCERPT_CHARS).decode("utf-8", "replace")
-        except (OSError, HTTPException):
-            excerpt = ""
-        finally:
-            exc.close()
-        message = f"{self._name}: HTTP {status} from {self._url}"
-        if 300 <= status < 400:
-            message += " (redirects are not followed: give the final URL as base_url)"
-        elif excerpt:
-            message += f": {excerpt}"
-        error = EmbeddingError(message, retryable=retryable)
-        return _Failure(error, exc, _retry_after_s(exc.headers) if retryable else None)
+    def _describe(self, outcome: FailedPost) -> tuple[str, BaseException]:
+        failure = outcome.failure
+        if isinstance(failure, ErrorStatus):
+            message = f"{self._name}: HTTP {failure.status} from {self._url}"
+            if 300 <= failure.status < 400:
+                message += " (redirects are not followed: give the final URL as base_url)"
+            elif failure.excerpt:
+                message += f": {failure.excerpt}"
+            return message, failure.cause
+        if isinstance(failure, Unreachable):
+            return f"{self._name}: cannot reach {self._url}: {failure.reason}", failure.cause
+        if isinstance(failure, BrokenExchange):
+            return f"{self._name}: request to {self._url} failed: {failure.cause!r}", failure.cause
+        message = f"{self._name}: response exceeds {failure.limit_bytes} bytes"
+        return message, ValueError("response too large")
 
 
 def parse_embeddings_response(body: bytes, expected_count: int) -> Float32Array:
@@ -248,11 +211,3 @@ def _embeddings_url(base_url: str) -> str:
         )
     url = base_url.strip().rstrip("/")
     return url if url.endswith("/embeddings") else f"{url}/embeddings"
-
-
-def _retry_after_s(headers: Message) -> float | None:
-    value = headers.get("Retry-After") if headers is not None else None
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:  # an HTTP date: fall back to our own backoff
-        return None

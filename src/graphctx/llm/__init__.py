@@ -6,6 +6,7 @@ and answer generation depend on. ``chat``: the client for any OpenAI-compatible
 OpenAI-compatible embedder share (redirect refusal, bounded retries, size cap, timeouts).
 """
 
-from graphctx.llm.chat import ChatClient, ChatError, ChatMessage, OpenAICompatibleChat
+from graphctx.llm.chat import ChatError, OpenAICompatibleChat
+from graphctx.llm.port import ChatClient, ChatMessage, ChatRole
 
-__all__ = ["ChatClient", "ChatError", "ChatMessage", "OpenAICompatibleChat"]
+__all__ = ["ChatClient", "ChatError", "ChatMessage", "ChatRole", "OpenAICompatibleChat"]

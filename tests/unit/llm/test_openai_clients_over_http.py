@@ -25,7 +25,8 @@ from graphctx.embed import openai_compatible
 from graphctx.embed.openai_compatible import OpenAICompatibleEmbedder
 from graphctx.errors import ConfigurationError, EmbeddingError
 from graphctx.llm import chat
-from graphctx.llm.chat import ChatError, ChatMessage, OpenAICompatibleChat
+from graphctx.llm.chat import ChatError, OpenAICompatibleChat
+from graphctx.llm.port import ChatMessage
 
 API_KEY = "sk-test-secret-456"
 MESSAGES = [ChatMessage("system", "be brief"), ChatMessage("user", "hello")]

@@ -5,7 +5,7 @@ from pathlib import Path
 from graphctx.context import default_token_counter
 from graphctx.contract import ContextRequest, RetrievalMode, UnanswerableReason
 from graphctx.embed import Embedder
-from graphctx.llm.chat import ChatMessage
+from graphctx.llm.port import ChatMessage
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.retrieve.text2cypher import Text2CypherConfig

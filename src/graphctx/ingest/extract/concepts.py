@@ -28,7 +28,7 @@ from graphctx.contract import NodeKind
 from graphctx.ingest.extract.concept_shape import concept_bounds
 from graphctx.ingest.extract.offline import document_node_id
 from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport
-from graphctx.llm.chat import ChatClient, ChatMessage
+from graphctx.llm.port import ChatClient, ChatMessage
 from graphctx.store.port import GraphStore
 from graphctx.store.records import PART_OF, SUPPORTS, KnowledgeNode, Relation
 

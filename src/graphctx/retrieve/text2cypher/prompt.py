@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from graphctx.llm.chat import ChatMessage
+from graphctx.llm.port import ChatMessage
 
 __all__ = ["NO_QUERY", "build_messages", "describe_schema", "extract_statement"]
 

@@ -38,7 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from graphctx.contract import StageReport, StageStatus, UnanswerableReason
 from graphctx.errors import GraphctxError, StoreUnavailableError
-from graphctx.llm.chat import ChatClient
+from graphctx.llm.port import ChatClient
 from graphctx.retrieve.deadline import Deadline
 from graphctx.retrieve.text2cypher.guard import (
     ALLOWED_PROCEDURES,
