@@ -35,7 +35,6 @@ from graphctx.context.rendering import (
     NO_EVIDENCE_NOTE,
     PROMPT_VERSION,
     SYSTEM_INSTRUCTION,
-    ChatMessage,
     messages_for_response,
     neutralise_delimiters,
     render_context,
@@ -51,6 +50,7 @@ from graphctx.context.tokens import (
     default_token_counter,
     exact_token_counter,
 )
+from graphctx.llm.port import ChatMessage
 
 __all__ = [
     "DEFAULT_PACKING_POLICY",

@@ -9,8 +9,9 @@ from graphctx.context.budget import BudgetPlan
 from graphctx.context.evidence import DEFAULT_PACKING_POLICY, Evidence, PackingPolicy, PackResult
 from graphctx.context.manifest import ContextManifest, build_manifest
 from graphctx.context.packing import pack_to_budget
-from graphctx.context.rendering import ChatMessage, render_context, render_messages
+from graphctx.context.rendering import render_context, render_messages
 from graphctx.context.tokens import TokenCounter
+from graphctx.llm.port import ChatMessage
 
 __all__ = ["ContextBundle", "build_context"]
 

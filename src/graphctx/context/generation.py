@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from graphctx.context.answer import AnswerStatus, parse_answer
 from graphctx.context.citations import ResolvedCitation, resolve_citations
 from graphctx.context.evidence import PackResult
-from graphctx.context.rendering import ChatMessage, render_messages
+from graphctx.context.rendering import render_messages
 from graphctx.contract import UnanswerableReason
+from graphctx.llm.port import ChatMessage
 
 __all__ = ["AnswerOutcome", "ModelCall", "answer_with_citations"]
 

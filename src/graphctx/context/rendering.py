@@ -13,19 +13,17 @@ never by the prompt.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 from graphctx.context.delimiters import neutralise_delimiters
 from graphctx.context.evidence import PackedBlock, PackResult
 from graphctx.context.tokens import TokenCounter
 from graphctx.contract import ContextResponse, Freshness
+from graphctx.llm.port import ChatMessage
 
 __all__ = [
     "NO_EVIDENCE_NOTE",
     "PROMPT_VERSION",
     "SYSTEM_INSTRUCTION",
-    "ChatMessage",
     "messages_for_response",
     "neutralise_delimiters",
     "render_block",
@@ -51,16 +49,6 @@ Cite only source ids that appear in <context>; never write URLs or document name
 Every "answered" reply cites at least one source. If the sources do not support an answer,
 use "insufficient_evidence" with no citations.
 A source marked freshness="stale" has been superseded; say so if you rely on it."""
-
-
-@dataclass(frozen=True)
-class ChatMessage:
-    role: Literal["system", "user"]
-    content: str
-
-    def as_dict(self) -> dict[str, str]:
-        """The OpenAI-compatible ``{"role", "content"}`` shape."""
-        return {"role": self.role, "content": self.content}
 
 
 def render_block(citation_id: str, content: str, freshness: Freshness) -> str:
