@@ -6,7 +6,16 @@ import re
 import uuid
 from typing import Annotated
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
 
 from graphctx.contract.enums import RetrievalMode
 
@@ -23,6 +32,30 @@ NAMESPACE_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 ScopeName = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 PrincipalId = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 NamespaceName = Annotated[str, StringConstraints(pattern=NAMESPACE_PATTERN)]
+
+_STRICT = ConfigDict(strict=True)
+_SCOPE_NAME: TypeAdapter[str] = TypeAdapter(ScopeName, config=_STRICT)
+_NAMESPACE_NAME: TypeAdapter[str] = TypeAdapter(NamespaceName, config=_STRICT)
+
+
+def is_scope_name(value: object) -> bool:
+    """Whether ``value`` is a :data:`ScopeName` (a string matching :data:`NAME_PATTERN`), by
+    the same validator a :class:`ContextRequest` applies to its scopes."""
+    return _conforms(_SCOPE_NAME, value)
+
+
+def is_namespace_name(value: object) -> bool:
+    """Whether ``value`` is a :data:`NamespaceName` (a string matching
+    :data:`NAMESPACE_PATTERN`), by the validator of ``ContextRequest.namespace``."""
+    return _conforms(_NAMESPACE_NAME, value)
+
+
+def _conforms(adapter: TypeAdapter[str], value: object) -> bool:
+    try:
+        adapter.validate_python(value)
+    except ValidationError:
+        return False
+    return True
 
 
 def new_trace_id() -> str:

@@ -8,7 +8,8 @@ Recognised keys become typed :class:`DocumentMetadata` fields:
 
 - ``document_id``, ``source_uri``, ``title``, ``superseded_by``: a string (an integer is
   accepted and written as a string; an empty string counts as absent);
-- ``scopes``: a string or a list of strings, each matching :data:`SCOPE_PATTERN`;
+- ``scopes``: a string or a list of strings, each a contract ``ScopeName``
+  (:func:`~graphctx.contract.request.is_scope_name`);
 - ``source_version``: any scalar, written as a string;
 - ``created_at``, ``updated_at``, ``valid_from``, ``valid_to``: ISO 8601 dates or datetimes
   (or the date objects YAML already built). Every datetime is returned in UTC: a date becomes
@@ -27,13 +28,13 @@ takes about ten seconds per megabyte, and metadata is never that long.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Final
 
 import yaml
 
+from graphctx.contract.request import is_scope_name
 from graphctx.errors import InvalidDocumentError
 from graphctx.ingest.source import DocumentMetadata
 
@@ -43,7 +44,6 @@ __all__ = [
     "MAX_YAML_CHARS",
     "MAX_YAML_DEPTH",
     "METADATA_INVALID",
-    "SCOPE_PATTERN",
     "merge_metadata",
     "metadata_from_mapping",
     "metadata_text",
@@ -54,7 +54,6 @@ __all__ = [
 FRONT_MATTER_DELIMITER: Final = "---"
 FRONT_MATTER_INVALID: Final = "front_matter_invalid"
 METADATA_INVALID: Final = "metadata_invalid"
-SCOPE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")  # use fullmatch
 MAX_YAML_DEPTH: Final = 64  # metadata is flat; deeper nesting only ever attacks the parser
 MAX_YAML_CHARS: Final = 128 * 1024  # front matter or a YAML sidecar; ~1 s to parse at worst
 
@@ -223,7 +222,7 @@ class _Reader:
         if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
             raise self.error(key, "must be a string or a list of strings")
         for scope in items:
-            if not SCOPE_PATTERN.fullmatch(scope):
+            if not is_scope_name(scope):
                 raise self.error(key, f"has an invalid scope {scope!r}")
         return tuple(dict.fromkeys(items))
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +17,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from graphctx.contract.request import NAME_PATTERN, NAMESPACE_PATTERN
+from graphctx.contract.request import (
+    NAME_PATTERN,
+    NAMESPACE_PATTERN,
+    is_namespace_name,
+    is_scope_name,
+)
 from graphctx.embed import Embedder
 from graphctx.errors import DocumentConflictError, InvalidDocumentError, InvalidRequestError
 from graphctx.ingest.chunking import chunk_document
@@ -38,8 +42,6 @@ from graphctx.store.records import (
 )
 
 GRAPH_CHECK_TIMEOUT_S = 30.0  # reading whether an unchanged document has its graph
-_SCOPE = re.compile(NAME_PATTERN)
-_NAMESPACE = re.compile(NAMESPACE_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -186,12 +188,12 @@ async def _graph_missing(store: GraphStore, namespace: str, document_id: str) ->
 
 
 def _validate_defaults(defaults: IngestDefaults) -> None:
-    if not _NAMESPACE.fullmatch(defaults.namespace):
+    if not is_namespace_name(defaults.namespace):
         raise InvalidRequestError(
             f"namespace {defaults.namespace!r} must match {NAMESPACE_PATTERN}", field="namespace"
         )
     for scope in defaults.scopes:
-        if not _SCOPE.fullmatch(scope):
+        if not is_scope_name(scope):
             raise InvalidRequestError(f"scope {scope!r} must match {NAME_PATTERN}", field="scopes")
 
 
