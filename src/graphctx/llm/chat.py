@@ -79,7 +79,7 @@ class OpenAICompatibleChat:
             {
                 "model": self.model,
                 "temperature": self.temperature,
-                "messages": [{"role": m.role, "content": m.content} for m in messages],
+                "messages": [m.as_dict() for m in messages],
             }
         )
         if isinstance(outcome, bytes):
