@@ -49,49 +49,37 @@ _INCOMPLETE = frozenset({StageStatus.TIMED_OUT, StageStatus.FAILED})
 
 @dataclass(frozen=True)
 class RankedEvidence:
-    """A visible chunk as ranked for the bundle; the packer reads it as PackableEvidence."""
+    """A visible chunk as ranked for the bundle, and what the packer packs: its chunk fields
+    are copied from the view, so it is PackableEvidence and comes back on the packed block."""
 
     view: ChunkView
     candidate: FusedCandidate
     freshness: Freshness
     path: tuple[PathStep, ...] | None = None  # how the graph reached it, when it did
     rank: int = 0  # position in the fused order (the packer keeps stale after the rest)
+    evidence_id: str = field(init=False, compare=False)
+    document_id: str = field(init=False, compare=False)
+    document_version: str = field(init=False, compare=False)
+    source_uri: str = field(init=False, compare=False)
+    text: str = field(init=False, compare=False, repr=False)
+    start_char: int = field(init=False, compare=False)
+    end_char: int = field(init=False, compare=False)
+    claim_id: str | None = field(init=False, compare=False, default=None)
+    on_graph_path: bool = field(init=False, compare=False)
 
-    @property
-    def evidence_id(self) -> str:
-        return self.view.chunk_id
-
-    @property
-    def document_id(self) -> str:
-        return self.view.document_id
-
-    @property
-    def document_version(self) -> str:
-        return self.view.document_version
-
-    @property
-    def source_uri(self) -> str:
-        return self.view.source_uri
-
-    @property
-    def text(self) -> str:
-        return self.view.text
-
-    @property
-    def start_char(self) -> int:
-        return self.view.start_char
-
-    @property
-    def end_char(self) -> int:
-        return self.view.end_char
-
-    @property
-    def claim_id(self) -> str | None:
-        return None
-
-    @property
-    def on_graph_path(self) -> bool:
-        return self.path is not None
+    def __post_init__(self) -> None:
+        view = self.view
+        for name, value in (
+            ("evidence_id", view.chunk_id),
+            ("document_id", view.document_id),
+            ("document_version", view.document_version),
+            ("source_uri", view.source_uri),
+            ("text", view.text),
+            ("start_char", view.start_char),
+            ("end_char", view.end_char),
+            ("on_graph_path", self.path is not None),
+        ):
+            object.__setattr__(self, name, value)
 
 
 def demote_stale(ranked: list[RankedEvidence]) -> list[RankedEvidence]:
