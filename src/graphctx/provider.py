@@ -1,7 +1,11 @@
 """ContextProvider: the one orchestration facade over store, embedder and token counter.
 
-authorize -> route -> candidates -> fuse -> expand -> freshness -> pack -> output gate -> response.
-The core is async; ``retrieve`` / ``ingest_path`` are thin sync wrappers running on the
+authorize -> route -> search (candidates -> fuse -> expand) or text2cypher -> scoped fetch ->
+the one tail (:mod:`graphctx.retrieve.bundle`: freshness -> relevance -> pack -> output gate)
+-> response. Every stage returns its value and a :class:`~graphctx.retrieve.assemble.Trail`
+(its StageReport, made by :func:`~graphctx.retrieve.stages.run_stage`, its denials, notes on
+the route); ``aretrieve`` joins them and the response is assembled once, at the end. The
+core is async; ``retrieve`` / ``ingest_path`` are thin sync wrappers running on the
 provider's own event loop thread.
 
 Deadlines: every stage that touches the store gets a slice of ``timeout_ms`` and is awaited
