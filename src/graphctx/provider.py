@@ -1,7 +1,11 @@
 """ContextProvider: the one orchestration facade over store, embedder and token counter.
 
-authorize -> route -> candidates -> fuse -> expand -> freshness -> pack -> output gate -> response.
-The core is async; ``retrieve`` / ``ingest_path`` are thin sync wrappers running on the
+authorize -> route -> search (candidates -> fuse -> expand) or text2cypher -> scoped fetch ->
+the one tail (:mod:`graphctx.retrieve.bundle`: freshness -> relevance -> pack -> output gate)
+-> response. Every stage returns its value and a :class:`~graphctx.retrieve.assemble.Trail`
+(its StageReport, made by :func:`~graphctx.retrieve.stages.run_stage`, its denials, notes on
+the route); ``aretrieve`` joins them and the response is assembled once, at the end. The
+core is async; ``retrieve`` / ``ingest_path`` are thin sync wrappers running on the
 provider's own event loop thread.
 
 Deadlines: every stage that touches the store gets a slice of ``timeout_ms`` and is awaited
@@ -23,17 +27,11 @@ import logging
 import threading
 import time
 from collections.abc import Coroutine, Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from graphctx.context import (
-    Evidence,
-    PackResult,
-    TokenCounter,
-    pack_to_budget,
-)
+from graphctx.context import TokenCounter
 from graphctx.contract import (
     ContextRequest,
     ContextResponse,
@@ -41,7 +39,7 @@ from graphctx.contract import (
     DenialReason,
     RetrievalMode,
     RetrieverName,
-    StageReport,
+    RouteDecision,
     StageStatus,
     UnanswerableReason,
 )
@@ -51,18 +49,17 @@ from graphctx.ingest.extract.port import GraphExtractor
 from graphctx.ingest.graph_file import GraphFileReport, ingest_graph_file
 from graphctx.ingest.pipeline import IngestDefaults, IngestReport, ingest_path, ingest_sources
 from graphctx.ingest.source import SourceDocument
-from graphctx.retrieve.assemble import RankedEvidence, ResponseBuilder, demote_stale
+from graphctx.retrieve.assemble import Instruments, Trail, assemble_response
 from graphctx.retrieve.authorize import ScopeGrants, effective_scopes
+from graphctx.retrieve.bundle import Fetched, finish_bundle
 from graphctx.retrieve.candidates import gather_candidates
 from graphctx.retrieve.deadline import CANDIDATE_SHARE, EXPANSION_SHARE, Deadline, within
 from graphctx.retrieve.entities import query_keys
-from graphctx.retrieve.freshness import classify_freshness, meets_requirement
-from graphctx.retrieve.fusion import FusedCandidate, fuse_lists, ranked_candidates
-from graphctx.retrieve.gate import verify_visible
-from graphctx.retrieve.graph_ranking import rank_with_graph
+from graphctx.retrieve.fusion import fuse_lists, ranked_candidates
+from graphctx.retrieve.graph_ranking import GraphRanking, rank_with_graph
 from graphctx.retrieve.question_type import QuestionClass, classify_question
-from graphctx.retrieve.relevance import assess_relevance
 from graphctx.retrieve.routing import plan_route
+from graphctx.retrieve.stages import OUT_OF_TIME, Stage, StageRun, run_stage, stage_report
 from graphctx.retrieve.text2cypher import CypherReader, Text2CypherConfig, run_text2cypher
 from graphctx.store.namespace_embedder import require_same_embedder
 from graphctx.store.port import GraphStore, StageTimeout
@@ -74,7 +71,6 @@ log = logging.getLogger("graphctx.provider")
 FUSED_POOL = 40  # fused candidates whose chunks are fetched and offered to the packer
 ENTITY_LOOKUP_SHARE = 0.1  # share of the deadline the router's entity lookup may use
 ENTITY_LOOKUP_LIMIT = 20
-_OUT_OF_TIME = "ran out of its deadline slice"
 REOPEN_INTERVAL_S = 0.5  # background open attempts while the store is unavailable at start
 
 
@@ -247,67 +243,24 @@ class ContextProvider:
             self.grants, request.namespace, request.principal_id, request.allowed_scopes
         )
         question = classify_question(request.query)
-        entities, lookup_report = await self._lookup_entities(request, scopes, deadline)
+        entities, trail = await self._lookup_entities(request, scopes, deadline)
         route = plan_route(request.retrieval_mode, question=question, entities=entities)
-        build = ResponseBuilder(self, request, deadline, route, scopes)
-        if lookup_report is not None:
-            build.stages.append(lookup_report)
         if request.retrieval_mode is RetrievalMode.TEXT2CYPHER:  # embeds nothing
-            return await self._text2cypher(request, scopes, deadline, build)
-        if not await self._verify_embedder(request.namespace, deadline):
-            return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
-
-        found = await gather_candidates(
-            self.store,
-            self.embedder,
-            request.namespace,
-            request.query,
-            scopes,
-            route.retrievers,
-            deadline.slice_at(CANDIDATE_SHARE),
-        )
-        build.stages.extend(found.reports)
-        started = time.monotonic()
-        fusion = fuse_lists(found.ranked)
-        build.stage("fuse", StageStatus.OK, started, len(fusion.candidates), fusion.explain())
-        fused = fusion.candidates
-        if RetrieverName.GRAPH in route.retrievers:
-            fused = await self._expand(request, scopes, question, entities, fused, deadline, build)
-        fused = fused[:FUSED_POOL]
-        if not fused and found.failures:
-            # Nothing found *because* a retriever failed is not "no evidence": the typed
-            # error (StoreUnavailableError is retryable) tells the caller to try again.
-            raise next(iter(found.failures.values()))
-        if not fused:
-            timed_out = any(r.status is StageStatus.TIMED_OUT for r in found.reports)
-            reason = (
-                UnanswerableReason.DEADLINE_EXCEEDED
-                if timed_out
-                else UnanswerableReason.NO_EVIDENCE
+            found, searched = await self._text2cypher(request, scopes, deadline)
+        else:
+            found, searched = await self._search(
+                request, scopes, question, entities, route, deadline
             )
-            return build.unanswerable(reason)
-
-        ranked = await self._rank_fresh(request, scopes, fused, deadline, build)
-        if ranked is None:
-            return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
-        if not ranked:
-            return build.unanswerable(
-                UnanswerableReason.FRESHNESS_UNMET
-                if build.dropped_for_freshness
-                else UnanswerableReason.NO_EVIDENCE
+        trail += searched
+        if isinstance(found, Fetched):  # the one tail: freshness, relevance, pack, gate
+            ending, finished = await finish_bundle(
+                self.store, self.token_counter, request, scopes, deadline, found
             )
-        started = time.monotonic()
-        relevance = assess_relevance(
-            request.query,
-            [r.view.text for r in ranked],
-            named_entities=len({m.node_id for m in entities})
-            if RetrieverName.GRAPH in build.route.retrievers
-            else 0,
-        )
-        build.stage("relevance", StageStatus.OK, started, len(ranked), relevance.explain())
-        if not relevance.answerable:
-            return build.unanswerable(UnanswerableReason.NO_EVIDENCE)
-        return await self._pack_and_gate(request, scopes, ranked, deadline, build)
+            trail += finished
+        else:
+            ending = found
+        instruments = Instruments(self.token_counter.name, self.embedder.name)
+        return assemble_response(request, deadline, scopes, instruments, route, trail, ending)
 
     async def _verify_embedder(self, namespace: str, deadline: Deadline) -> bool:
         """Raise ``EmbedderMismatchError`` when ``namespace`` was written by another embedder
@@ -326,235 +279,168 @@ class ContextProvider:
             self._embedder_verified.add(namespace)
         return True
 
-    async def _text2cypher(
-        self,
-        request: ContextRequest,
-        scopes: frozenset[str],
-        deadline: Deadline,
-        build: ResponseBuilder,
-    ) -> ContextResponse:
-        """Guarded Text2Cypher; its Chunk ids go through fetch, freshness, packing and the gate."""
-        config = self.text2cypher
-        if config is None or not config.enabled or not isinstance(self.store, CypherReader):
-            return build.unanswerable(UnanswerableReason.MODE_UNSUPPORTED)
-        started = time.monotonic()
-        try:
-            outcome = await within(
-                deadline.fetch_at(),
-                run_text2cypher(
-                    self.store,
-                    config,
-                    request.namespace,
-                    request.query,
-                    scopes,
-                    deadline,
-                    request.trace_id,
-                ),
-            )
-        except StageTimeout:
-            build.stage("text2cypher", StageStatus.TIMED_OUT, started, detail=_OUT_OF_TIME)
-            return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
-        build.stages.extend(outcome.stages)
-        if outcome.statement_sha256 is not None:
-            build.add_route_reason(f"text2cypher: statement sha256 {outcome.statement_sha256}")
-        if outcome.reason is not None:
-            return build.unanswerable(outcome.reason)
-        views = await self._fetch_views(request, scopes, list(outcome.chunk_ids), deadline)
-        if views is None:
-            build.stage("text2cypher.run", StageStatus.TIMED_OUT, outcome.run_started)
-            return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
-        # Only what survives the scoped fetch is reported, in an order of our own (document,
-        # then position): the statement's row order and its non-chunk strings leave no trace.
-        build.stage("text2cypher.run", StageStatus.OK, outcome.run_started, len(views))
-        ordered = sorted(views, key=lambda v: (v.document_id, v.ordinal, v.chunk_id))
-        candidates = ranked_candidates([view.chunk_id for view in ordered])
-        ranked = self._rank_views(request, candidates, views, time.monotonic(), build)
-        if not ranked:
-            return build.unanswerable(
-                UnanswerableReason.FRESHNESS_UNMET
-                if build.dropped_for_freshness
-                else UnanswerableReason.NO_EVIDENCE
-            )
-        return await self._pack_and_gate(request, scopes, ranked, deadline, build)
-
     async def _lookup_entities(
         self, request: ContextRequest, scopes: frozenset[str], deadline: Deadline
-    ) -> tuple[list[EntityMatch], StageReport | None]:
+    ) -> tuple[list[EntityMatch], Trail]:
         """Query terms that name visible entities (for routing and as expansion seeds)."""
         if request.retrieval_mode not in (RetrievalMode.AUTO, RetrievalMode.GRAPH):
-            return [], None
-        started = time.monotonic()
-        status, detail, matches = StageStatus.OK, None, []
+            return [], Trail()
         lookup_at = deadline.slice_at(ENTITY_LOOKUP_SHARE)
-        try:
-            matches = await within(
-                lookup_at,
-                self.store.lookup_entities(
-                    request.namespace,
-                    query_keys(request.query),
-                    scopes,
-                    ENTITY_LOOKUP_LIMIT,
-                    lookup_at,
-                ),
-            )
-        except StageTimeout:
-            status, detail = StageStatus.TIMED_OUT, _OUT_OF_TIME
-        except GraphctxError as exc:
-            status, detail = StageStatus.FAILED, exc.code
-        report = StageReport(
-            stage="route.entities",
-            status=status,
-            elapsed_ms=int((time.monotonic() - started) * 1000),
-            candidates=len(matches),
-            detail=detail,
+        lookup = await run_stage(
+            Stage.ROUTE_ENTITIES,
+            lookup_at,
+            self.store.lookup_entities(
+                request.namespace, query_keys(request.query), scopes, ENTITY_LOOKUP_LIMIT, lookup_at
+            ),
         )
-        return matches, report
+        return lookup.value or [], Trail(stages=(lookup.report,))
 
-    async def _expand(
+    async def _search(
         self,
         request: ContextRequest,
         scopes: frozenset[str],
         question: QuestionClass,
         entities: list[EntityMatch],
-        fused: list[FusedCandidate],
+        route: RouteDecision,
         deadline: Deadline,
-        build: ResponseBuilder,
-    ) -> list[FusedCandidate]:
-        """Graph expansion: scores propagated from the anchors join the fused ones when the
-        mode asks for the graph or (auto) the walk's evidence supports it."""
-        ranking = await rank_with_graph(
+    ) -> tuple[Fetched | UnanswerableReason, Trail]:
+        """Full-text and vector search, fused; the graph walk joins when the route says so."""
+        if not await self._verify_embedder(request.namespace, deadline):
+            return UnanswerableReason.DEADLINE_EXCEEDED, Trail()
+        found = await gather_candidates(
             self.store,
+            self.embedder,
             request.namespace,
-            fused,
-            entities,
-            question,
+            request.query,
             scopes,
-            deadline.slice_at(EXPANSION_SHARE),
-            request.retrieval_mode,
+            route.retrievers,
+            deadline.slice_at(CANDIDATE_SHARE),
         )
-        graph = ranking.expansion
-        build.stages.append(graph.report)
-        if graph.withheld:
-            build.denied.append(
-                Denial(stage="expand", reason=DenialReason.OUT_OF_SCOPE, count=graph.withheld)
-            )
-        build.add_route_reason(ranking.reason)
-        if not ranking.joined:
-            build.leave_out(RetrieverName.GRAPH)
-            return fused
-        build.graph_paths = graph.paths
-        return ranking.candidates
-
-    async def _rank_fresh(
-        self,
-        request: ContextRequest,
-        scopes: frozenset[str],
-        fused: list[FusedCandidate],
-        deadline: Deadline,
-        build: ResponseBuilder,
-    ) -> list[RankedEvidence] | None:
         started = time.monotonic()
-        views = await self._fetch_views(request, scopes, [c.chunk_id for c in fused], deadline)
-        if views is None:
-            build.stage("fetch", StageStatus.TIMED_OUT, started, detail=_OUT_OF_TIME)
-            return None
-        return self._rank_views(request, fused, views, started, build)
+        fusion = fuse_lists(found.ranked)
+        fused_report = stage_report(
+            Stage.FUSE, StageStatus.OK, started, len(fusion.candidates), fusion.explain()
+        )
+        trail = Trail(stages=(*found.reports, fused_report))
+        fused, paths, graph_joined = fusion.candidates, {}, False
+        if RetrieverName.GRAPH in route.retrievers:
+            ranking = await rank_with_graph(
+                self.store,
+                request.namespace,
+                fused,
+                entities,
+                question,
+                scopes,
+                deadline.slice_at(EXPANSION_SHARE),
+                request.retrieval_mode,
+            )
+            trail += _graph_trail(ranking)
+            fused, graph_joined = ranking.candidates, ranking.joined
+            paths = ranking.expansion.paths if ranking.joined else {}
+        fused = fused[:FUSED_POOL]
+        if not fused and found.failures:
+            # Nothing found *because* a retriever failed is not "no evidence": the typed
+            # error (StoreUnavailableError is retryable) tells the caller to try again.
+            raise next(iter(found.failures.values()))
+        if not fused:
+            timed_out = any(r.status is StageStatus.TIMED_OUT for r in found.reports)
+            return (
+                UnanswerableReason.DEADLINE_EXCEEDED
+                if timed_out
+                else UnanswerableReason.NO_EVIDENCE
+            ), trail
+        started = time.monotonic()
+        fetched = await self._fetch(
+            Stage.FETCH, request, scopes, [c.chunk_id for c in fused], deadline, started
+        )
+        if fetched.value is None:
+            return UnanswerableReason.DEADLINE_EXCEEDED, trail + Trail(stages=(fetched.report,))
+        named = len({m.node_id for m in entities}) if graph_joined else 0
+        return Fetched(fused, fetched.value, started, paths, named_entities=named), trail
 
-    async def _fetch_views(
+    async def _text2cypher(
+        self, request: ContextRequest, scopes: frozenset[str], deadline: Deadline
+    ) -> tuple[Fetched | UnanswerableReason, Trail]:
+        """Guarded Text2Cypher; its Chunk ids go through the scoped fetch and the same tail."""
+        config = self.text2cypher
+        if config is None or not config.enabled or not isinstance(self.store, CypherReader):
+            return UnanswerableReason.MODE_UNSUPPORTED, Trail()
+        asked = await run_stage(
+            Stage.TEXT2CYPHER,
+            deadline.fetch_at(),
+            run_text2cypher(
+                self.store,
+                config,
+                request.namespace,
+                request.query,
+                scopes,
+                deadline,
+                request.trace_id,
+            ),
+            absorb=(),
+        )
+        outcome = asked.value
+        if outcome is None:
+            return UnanswerableReason.DEADLINE_EXCEEDED, Trail(stages=(asked.report,))
+        digest = outcome.statement_sha256
+        trail = Trail(
+            stages=outcome.stages,
+            route_reasons=() if digest is None else (f"text2cypher: statement sha256 {digest}",),
+        )
+        if outcome.reason is not None:
+            return outcome.reason, trail
+        fetched = await self._fetch(
+            Stage.TEXT2CYPHER_RUN,
+            request,
+            scopes,
+            list(outcome.chunk_ids),
+            deadline,
+            outcome.run_started,
+            out_of_time=None,
+        )
+        # Only what survives the scoped fetch is reported, in an order of our own (document,
+        # then position): the statement's row order and its non-chunk strings leave no trace.
+        trail += Trail(stages=(fetched.report,))
+        if fetched.value is None:
+            return UnanswerableReason.DEADLINE_EXCEEDED, trail
+        ordered = sorted(fetched.value, key=lambda v: (v.document_id, v.ordinal, v.chunk_id))
+        candidates = ranked_candidates([view.chunk_id for view in ordered])
+        return Fetched(candidates, fetched.value, time.monotonic()), trail
+
+    async def _fetch(
         self,
+        stage: Stage,
         request: ContextRequest,
         scopes: frozenset[str],
         chunk_ids: list[str],
         deadline: Deadline,
-    ) -> list[ChunkView] | None:
-        """The visible chunks among ``chunk_ids`` (the scoped fetch); None past the deadline."""
-        fetch_at = deadline.fetch_at()
-        try:
-            return await within(
-                fetch_at, self.store.fetch_chunks(request.namespace, chunk_ids, scopes, fetch_at)
-            )
-        except StageTimeout:
-            return None
-
-    def _rank_views(
-        self,
-        request: ContextRequest,
-        fused: list[FusedCandidate],
-        views: list[ChunkView],
         started: float,
-        build: ResponseBuilder,
-    ) -> list[RankedEvidence]:
-        """Fused candidates that have a visible view and meet the freshness requirement."""
-        by_id = {v.chunk_id: v for v in views}
-        now = datetime.now(UTC)
-        ranked: list[RankedEvidence] = []
-        for candidate in fused:
-            view = by_id.get(candidate.chunk_id)
-            if view is None:
-                continue
-            freshness = classify_freshness(view, now)
-            if not meets_requirement(view, freshness, request.freshness_required_at):
-                build.dropped_for_freshness += 1
-                continue
-            ranked.append(
-                RankedEvidence(
-                    view, candidate, freshness, build.graph_paths.get(candidate.chunk_id)
-                )
-            )
-        ranked = demote_stale(ranked)
-        build.stage("fetch+freshness", StageStatus.OK, started, len(ranked))
-        return ranked
+        *,
+        out_of_time: str | None = OUT_OF_TIME,
+    ) -> StageRun[list[ChunkView]]:
+        """The visible chunks among ``chunk_ids`` (the scoped fetch); a store error raises."""
+        fetch_at = deadline.fetch_at()
+        return await run_stage(
+            stage,
+            fetch_at,
+            self.store.fetch_chunks(request.namespace, chunk_ids, scopes, fetch_at),
+            started=started,
+            out_of_time=out_of_time,
+            absorb=(),
+        )
 
-    async def _pack_and_gate(
-        self,
-        request: ContextRequest,
-        scopes: frozenset[str],
-        ranked: list[RankedEvidence],
-        deadline: Deadline,
-        build: ResponseBuilder,
-    ) -> ContextResponse:
-        started = time.monotonic()
-        packed = self._pack(ranked, request.max_tokens)
-        by_id = {r.view.chunk_id: r for r in ranked}
-        chosen = [by_id[b.evidence.evidence_id].view for b in packed.blocks]
-        try:
-            visible, withheld = await verify_visible(
-                self.store, request.namespace, chosen, scopes, deadline.gate_at(), request.trace_id
-            )
-        except StageTimeout:
-            # Fail closed: nothing the gate could not re-check leaves, and the bundle says
-            # the deadline (not the ACL) emptied it.
-            build.stage("output_gate", StageStatus.TIMED_OUT, started, detail=_OUT_OF_TIME)
-            return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
-        if withheld:
-            build.denied.append(
-                Denial(
-                    stage="output_gate", reason=DenialReason.NOT_VISIBLE_AT_OUTPUT, count=withheld
-                )
-            )
-            keep = {v.chunk_id for v in visible}
-            packed = self._pack([r for r in ranked if r.view.chunk_id in keep], request.max_tokens)
-        build.stage("pack+gate", StageStatus.OK, started, len(packed.blocks))
-        build.packing_drops = dict(packed.dropped)
-        reason = packed.unanswerable_reason
-        if reason is not None:
-            return build.unanswerable(UnanswerableReason.ALL_DENIED if withheld else reason)
-        return build.answer(packed, by_id)
 
-    def _pack(self, ranked: list[RankedEvidence], budget: int) -> PackResult:
-        evidence = [
-            Evidence(
-                evidence_id=r.view.chunk_id,
-                document_id=r.view.document_id,
-                document_version=r.view.document_version,
-                source_uri=r.view.source_uri,
-                text=r.view.text,
-                start_char=r.view.start_char,
-                end_char=r.view.end_char,
-                rank=rank,
-                freshness=r.freshness,
-                on_graph_path=r.path is not None,
-            )
-            for rank, r in enumerate(ranked)
-        ]
-        return pack_to_budget(evidence, budget, self.token_counter)
+def _graph_trail(ranking: GraphRanking) -> Trail:
+    """The graph stage's report, what it withheld, and whether its ranking joined."""
+    graph = ranking.expansion
+    withheld = (
+        (Denial(stage=Stage.EXPAND.value, reason=DenialReason.OUT_OF_SCOPE, count=graph.withheld),)
+        if graph.withheld
+        else ()
+    )
+    return Trail(
+        stages=(graph.report,),
+        denied=withheld,
+        route_reasons=(ranking.reason,),
+        left_out=frozenset() if ranking.joined else frozenset({RetrieverName.GRAPH}),
+    )

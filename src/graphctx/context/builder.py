@@ -18,7 +18,7 @@ __all__ = ["ContextBundle", "build_context"]
 
 @dataclass(frozen=True)
 class ContextBundle:
-    pack: PackResult
+    pack: PackResult[Evidence]
     messages: tuple[ChatMessage, ...]
     manifest: ContextManifest
 

@@ -20,14 +20,22 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from graphctx.context.evidence import DropReason, Evidence, PackingPolicy, evidence_sort_key
+from graphctx.context.evidence import (
+    DropReason,
+    PackableEvidence,
+    PackingPolicy,
+    evidence_sort_key,
+)
 from graphctx.context.minhash import MinHashSignature, minhash_signature
 
 __all__ = ["DuplicateFilter", "drop_unusable_and_repeated"]
 
+E = TypeVar("E", bound=PackableEvidence)
 
-def _unusable(item: Evidence) -> DropReason | None:
+
+def _unusable(item: PackableEvidence) -> DropReason | None:
     if item.start_char < 0 or item.end_char - item.start_char != len(item.text):
         return DropReason.INVALID_SPAN
     if not item.text.strip():
@@ -35,11 +43,9 @@ def _unusable(item: Evidence) -> DropReason | None:
     return None
 
 
-def drop_unusable_and_repeated(
-    evidence: Iterable[Evidence], dropped: Counter[str]
-) -> list[Evidence]:
+def drop_unusable_and_repeated(evidence: Iterable[E], dropped: Counter[str]) -> list[E]:
     """Usable evidence with unique ids, in sort order; every drop is counted in ``dropped``."""
-    kept: list[Evidence] = []
+    kept: list[E] = []
     seen_ids: set[str] = set()
     for item in sorted(evidence, key=evidence_sort_key):
         reason = _unusable(item)
@@ -55,7 +61,7 @@ def drop_unusable_and_repeated(
 
 @dataclass(frozen=True)
 class _Packed:
-    item: Evidence
+    item: PackableEvidence
     start_char: int
     end_char: int
     signature: MinHashSignature
@@ -69,7 +75,7 @@ class DuplicateFilter:
     signatures: dict[str, MinHashSignature] = field(default_factory=dict)
     packed: list[_Packed] = field(default_factory=list)
 
-    def reason(self, item: Evidence) -> DropReason | None:
+    def reason(self, item: PackableEvidence) -> DropReason | None:
         for other in self.packed:
             same_version = (
                 other.item.document_id == item.document_id
@@ -89,7 +95,7 @@ class DuplicateFilter:
                 return DropReason.NEAR_DUPLICATE
         return None
 
-    def add(self, item: Evidence, content: str, start_char: int, end_char: int) -> None:
+    def add(self, item: PackableEvidence, content: str, start_char: int, end_char: int) -> None:
         """Record a packed block; a truncated block is compared by what it actually shows."""
         signature = (
             self._signature(item)
@@ -98,7 +104,7 @@ class DuplicateFilter:
         )
         self.packed.append(_Packed(item, start_char, end_char, signature))
 
-    def _signature(self, item: Evidence) -> MinHashSignature:
+    def _signature(self, item: PackableEvidence) -> MinHashSignature:
         signature = self.signatures.get(item.evidence_id)
         if signature is None:
             signature = minhash_signature(item.text, self.policy.shingle_chars)
@@ -106,7 +112,7 @@ class DuplicateFilter:
         return signature
 
     @staticmethod
-    def _overlap_ratio(packed: _Packed, item: Evidence) -> float:
+    def _overlap_ratio(packed: _Packed, item: PackableEvidence) -> float:
         overlap = min(packed.end_char, item.end_char) - max(packed.start_char, item.start_char)
         if overlap <= 0:
             return 0.0

@@ -1,4 +1,9 @@
-"""The packer's inputs and outputs: Evidence in; PackedBlock, SourceRef and PackResult out."""
+"""The packer's inputs and outputs: Evidence in; PackedBlock, SourceRef and PackResult out.
+
+The packer reads its input through :class:`PackableEvidence`; :class:`Evidence` is the plain
+implementation. Blocks and results are generic in the evidence type, so a caller that packs
+its own evidence objects gets them back on the blocks (no lookup by id afterwards).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
+from typing import Generic, Protocol, TypeVar
 
 from graphctx.contract import Freshness, UnanswerableReason
 
@@ -14,11 +20,42 @@ __all__ = [
     "DropReason",
     "Evidence",
     "PackResult",
+    "PackableEvidence",
     "PackedBlock",
     "PackingPolicy",
     "SourceRef",
     "evidence_sort_key",
 ]
+
+
+class PackableEvidence(Protocol):
+    """What the packer reads of one candidate (see :class:`Evidence` for the meaning)."""
+
+    @property
+    def evidence_id(self) -> str: ...
+    @property
+    def document_id(self) -> str: ...
+    @property
+    def document_version(self) -> str: ...
+    @property
+    def source_uri(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def start_char(self) -> int: ...
+    @property
+    def end_char(self) -> int: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def freshness(self) -> Freshness: ...
+    @property
+    def claim_id(self) -> str | None: ...
+    @property
+    def on_graph_path(self) -> bool: ...
+
+
+EvidenceT = TypeVar("EvidenceT", bound=PackableEvidence, covariant=True)
 
 
 @dataclass(frozen=True)
@@ -44,7 +81,7 @@ class Evidence:
 
 
 def evidence_sort_key(
-    item: Evidence,
+    item: PackableEvidence,
 ) -> tuple[bool, int, str, str, str, int, int, str, str, str, bool, str]:
     """Total order used everywhere: stale evidence after all other evidence whatever its rank,
     then the caller's rank, then every field as tie-breaker."""
@@ -148,7 +185,7 @@ class SourceRef:
 
 
 @dataclass(frozen=True)
-class PackedBlock:
+class PackedBlock(Generic[EvidenceT]):
     """One block of the rendered context.
 
     ``content == evidence.text[start_char - evidence.start_char : end_char - evidence.start_char]``
@@ -157,7 +194,7 @@ class PackedBlock:
     """
 
     citation_id: str
-    evidence: Evidence
+    evidence: EvidenceT
     content: str
     start_char: int
     end_char: int
@@ -180,10 +217,10 @@ class PackedBlock:
 
 
 @dataclass(frozen=True)
-class PackResult:
+class PackResult(Generic[EvidenceT]):
     """The packed blocks in citation order, their cost, and what was dropped and why."""
 
-    blocks: tuple[PackedBlock, ...]
+    blocks: tuple[PackedBlock[EvidenceT], ...]
     used_tokens: int
     dropped: Mapping[str, int]
     source_map: Mapping[str, SourceRef]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from graphctx.context.answer import AnswerStatus, parse_answer
 from graphctx.context.citations import ResolvedCitation, resolve_citations
-from graphctx.context.evidence import PackResult
+from graphctx.context.evidence import PackableEvidence, PackResult
 from graphctx.context.rendering import render_messages
 from graphctx.contract import UnanswerableReason
 from graphctx.llm.port import ChatMessage
@@ -32,7 +32,9 @@ class AnswerOutcome:
     model_called: bool = True
 
 
-async def answer_with_citations(question: str, pack: PackResult, call: ModelCall) -> AnswerOutcome:
+async def answer_with_citations(
+    question: str, pack: PackResult[PackableEvidence], call: ModelCall
+) -> AnswerOutcome:
     reason = pack.unanswerable_reason
     if reason is not None:
         return AnswerOutcome("insufficient_evidence", "", (), reason=reason, model_called=False)

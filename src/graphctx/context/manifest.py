@@ -7,7 +7,7 @@ import logging
 from dataclasses import asdict, dataclass
 
 from graphctx.context.budget import BudgetPlan
-from graphctx.context.evidence import PackResult
+from graphctx.context.evidence import PackableEvidence, PackResult
 from graphctx.context.rendering import PROMPT_VERSION
 
 __all__ = ["BlockManifest", "ContextManifest", "build_manifest", "log_manifest"]
@@ -48,7 +48,7 @@ class ContextManifest:
 
 
 def build_manifest(
-    pack: PackResult,
+    pack: PackResult[PackableEvidence],
     *,
     plan: BudgetPlan | None = None,
     include_text_hashes: bool = False,

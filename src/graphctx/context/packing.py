@@ -20,12 +20,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from graphctx.context.dedup import DuplicateFilter, drop_unusable_and_repeated
 from graphctx.context.evidence import (
     DEFAULT_PACKING_POLICY,
     DropReason,
-    Evidence,
+    PackableEvidence,
     PackedBlock,
     PackingPolicy,
     PackResult,
@@ -37,6 +38,8 @@ from graphctx.context.truncation import fit_prefix
 from graphctx.contract import Freshness
 
 __all__ = ["pack_to_budget"]
+
+E = TypeVar("E", bound=PackableEvidence)
 
 _ROOM_REASONS = (DropReason.OVER_BUDGET, DropReason.TOO_SMALL, DropReason.MAX_BLOCKS)
 
@@ -54,18 +57,18 @@ class _CachedCounter:
 
 
 @dataclass
-class _Pass:
-    blocks: list[PackedBlock] = field(default_factory=list)
+class _Pass(Generic[E]):
+    blocks: list[PackedBlock[E]] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
     used: int = 0
     truncated_any: bool = False
 
 
-def _priority_order(items: Sequence[Evidence]) -> list[Evidence]:
+def _priority_order(items: Sequence[E]) -> list[E]:
     """Evidence with information of its own first, redundant claim support after it; stale
     evidence stays after all other evidence (see ``evidence_sort_key``)."""
-    first: list[Evidence] = []
-    redundant: list[Evidence] = []
+    first: list[E] = []
+    redundant: list[E] = []
     covered: set[str] = set()
     for item in items:
         if item.claim_id is None or item.on_graph_path or item.claim_id not in covered:
@@ -78,13 +81,13 @@ def _priority_order(items: Sequence[Evidence]) -> list[Evidence]:
 
 
 def _pack_once(
-    items: Sequence[Evidence],
+    items: Sequence[E],
     budget: int,
     counter: _CachedCounter,
     policy: PackingPolicy,
     duplicates: DuplicateFilter,
-) -> _Pass:
-    state = _Pass()
+) -> _Pass[E]:
+    state: _Pass[E] = _Pass()
     per_document: Counter[str] = Counter()
     for item in items:
         duplicate = duplicates.reason(item)
@@ -110,12 +113,12 @@ def _pack_once(
 
 
 def _fit_block(
-    item: Evidence,
+    item: E,
     citation_id: str,
     remaining: int,
     counter: _CachedCounter,
     policy: PackingPolicy,
-) -> PackedBlock | DropReason:
+) -> PackedBlock[E] | DropReason:
     limit = (
         remaining if policy.max_block_tokens is None else min(remaining, policy.max_block_tokens)
     )
@@ -148,11 +151,11 @@ def _fit_block(
 
 
 def pack_to_budget(
-    evidence: Sequence[Evidence],
+    evidence: Sequence[E],
     budget_tokens: int,
     counter: TokenCounter,
     policy: PackingPolicy = DEFAULT_PACKING_POLICY,
-) -> PackResult:
+) -> PackResult[E]:
     """Pack ranked, ACL-checked evidence into at most ``budget_tokens`` rendered tokens.
 
     Never raises for a small budget: an empty result's ``unanswerable_reason`` tells the caller

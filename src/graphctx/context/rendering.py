@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphctx.context.delimiters import neutralise_delimiters
-from graphctx.context.evidence import PackedBlock, PackResult
+from graphctx.context.evidence import PackableEvidence, PackedBlock, PackResult
 from graphctx.context.tokens import TokenCounter
 from graphctx.contract import ContextResponse, Freshness
 from graphctx.llm.port import ChatMessage
@@ -61,7 +61,7 @@ def _wrap_context(body: str) -> str:
     return f"<context>\n{body}</context>"
 
 
-def render_context(blocks: Sequence[PackedBlock]) -> str:
+def render_context(blocks: Sequence[PackedBlock[PackableEvidence]]) -> str:
     return _wrap_context(
         "".join(
             render_block(block.citation_id, block.content, block.evidence.freshness)
@@ -74,7 +74,9 @@ def _user_message(question: str, context: str) -> str:
     return f"<question>\n{neutralise_delimiters(question)}\n</question>\n{context}"
 
 
-def render_messages(question: str, pack: PackResult) -> tuple[ChatMessage, ChatMessage]:
+def render_messages(
+    question: str, pack: PackResult[PackableEvidence]
+) -> tuple[ChatMessage, ChatMessage]:
     """The system instruction and the user message carrying the question and the context."""
     return (
         ChatMessage("system", SYSTEM_INSTRUCTION),

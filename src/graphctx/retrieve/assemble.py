@@ -1,14 +1,15 @@
-"""Assembling the evidence bundle: ranked evidence, stale after current, and the final response.
+"""Assembling the evidence bundle: ranked evidence, what the stages report, the final response.
 
-The provider orchestrates; this module turns what the stages produced into a validated
-ContextResponse (items with provenance, limits, denials, manifest).
+The stages return what the manifest needs as a :class:`Trail` (reports, denials, notes on the
+route); the provider joins them in request order and :func:`assemble_response` builds the
+validated ContextResponse from them once, at the end (items with provenance, limits,
+denials, manifest).
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from graphctx.context import PROMPT_VERSION, PackedBlock, PackResult, build_manifest, log_manifest
 from graphctx.contract import (
@@ -34,8 +35,13 @@ from graphctx.retrieve.deadline import Deadline
 from graphctx.retrieve.fusion import FusedCandidate
 from graphctx.store.records import ChunkView, PathStep
 
-if TYPE_CHECKING:
-    from graphctx.provider import ContextProvider
+__all__ = [
+    "Instruments",
+    "RankedEvidence",
+    "Trail",
+    "assemble_response",
+    "demote_stale",
+]
 
 # A skipped stage (nothing to expand) lost nothing; a timed-out or failed one may have.
 _INCOMPLETE = frozenset({StageStatus.TIMED_OUT, StageStatus.FAILED})
@@ -43,10 +49,37 @@ _INCOMPLETE = frozenset({StageStatus.TIMED_OUT, StageStatus.FAILED})
 
 @dataclass(frozen=True)
 class RankedEvidence:
+    """A visible chunk as ranked for the bundle, and what the packer packs: its chunk fields
+    are copied from the view, so it is PackableEvidence and comes back on the packed block."""
+
     view: ChunkView
     candidate: FusedCandidate
     freshness: Freshness
     path: tuple[PathStep, ...] | None = None  # how the graph reached it, when it did
+    rank: int = 0  # position in the fused order (the packer keeps stale after the rest)
+    evidence_id: str = field(init=False, compare=False)
+    document_id: str = field(init=False, compare=False)
+    document_version: str = field(init=False, compare=False)
+    source_uri: str = field(init=False, compare=False)
+    text: str = field(init=False, compare=False, repr=False)
+    start_char: int = field(init=False, compare=False)
+    end_char: int = field(init=False, compare=False)
+    claim_id: str | None = field(init=False, compare=False, default=None)
+    on_graph_path: bool = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        view = self.view
+        for name, value in (
+            ("evidence_id", view.chunk_id),
+            ("document_id", view.document_id),
+            ("document_version", view.document_version),
+            ("source_uri", view.source_uri),
+            ("text", view.text),
+            ("start_char", view.start_char),
+            ("end_char", view.end_char),
+            ("on_graph_path", self.path is not None),
+        ):
+            object.__setattr__(self, name, value)
 
 
 def demote_stale(ranked: list[RankedEvidence]) -> list[RankedEvidence]:
@@ -56,115 +89,122 @@ def demote_stale(ranked: list[RankedEvidence]) -> list[RankedEvidence]:
     return current + [r for r in ranked if r.freshness is Freshness.STALE]
 
 
-class ResponseBuilder:
-    """Collects stage reports and denials; assembles the final, validated response."""
+@dataclass(frozen=True)
+class Trail:
+    """What stages leave for the manifest, returned by each and joined in request order."""
 
-    def __init__(
-        self,
-        provider: ContextProvider,
-        request: ContextRequest,
-        deadline: Deadline,
-        route: RouteDecision,
-        scopes: frozenset[str],
-    ) -> None:
-        self.provider = provider
-        self.request = request
-        self.deadline = deadline
-        self.route = route
-        self.scopes = scopes
-        self.stages: list[StageReport] = []
-        self.denied: list[Denial] = []
-        self.dropped_for_freshness = 0
-        self.packing_drops: dict[str, int] = {}
-        self.graph_paths: dict[str, tuple[PathStep, ...]] = {}
-        self.blocks: list[ManifestBlock] = []
+    stages: tuple[StageReport, ...] = ()
+    denied: tuple[Denial, ...] = ()
+    route_reasons: tuple[str, ...] = ()  # added to the route's own reasons
+    left_out: frozenset[RetrieverName] = frozenset()  # ran, but did not join the ranking
+    dropped_for_freshness: int = 0
+    packing_drops: Mapping[str, int] = field(default_factory=dict)
 
-    def add_route_reason(self, reason: str) -> None:
-        self.route = self.route.model_copy(update={"reasons": [*self.route.reasons, reason]})
-
-    def leave_out(self, retriever: RetrieverName) -> None:
-        """The route ran ``retriever`` but its results did not join the ranking."""
-        kept = [r for r in self.route.retrievers if r is not retriever]
-        self.route = self.route.model_copy(update={"retrievers": kept})
-
-    def stage(
-        self,
-        name: str,
-        status: StageStatus,
-        started: float,
-        count: int = 0,
-        detail: str | None = None,
-    ) -> None:
-        elapsed = int((time.monotonic() - started) * 1000)
-        self.stages.append(
-            StageReport(
-                stage=name, status=status, elapsed_ms=elapsed, candidates=count, detail=detail
-            )
+    def __add__(self, later: Trail) -> Trail:
+        return Trail(
+            stages=self.stages + later.stages,
+            denied=self.denied + later.denied,
+            route_reasons=self.route_reasons + later.route_reasons,
+            left_out=self.left_out | later.left_out,
+            dropped_for_freshness=self.dropped_for_freshness + later.dropped_for_freshness,
+            packing_drops={**self.packing_drops, **later.packing_drops},
         )
 
-    def _manifest(self) -> Manifest:
-        return Manifest(
-            namespace=self.request.namespace,
-            prompt_version=PROMPT_VERSION,
-            route=self.route,
-            stages=self.stages,
-            partial=any(s.status in _INCOMPLETE for s in self.stages),
-            deadline_stage=next(
-                (s.stage for s in self.stages if s.status is StageStatus.TIMED_OUT), None
-            ),
-            token_counter=self.provider.token_counter.name,
-            embedder=self.provider.embedder.name,
-            effective_scope_count=len(self.scopes),
-            dropped_for_freshness=self.dropped_for_freshness,
-            packing_drops=self.packing_drops,
-            blocks=self.blocks,
-        )
 
-    def _limits(self, used_tokens: int) -> Limits:
-        return Limits(
-            used_tokens=used_tokens,
-            max_tokens=self.request.max_tokens,
-            elapsed_ms=self.deadline.elapsed_ms(),
-            timeout_ms=self.request.timeout_ms,
-        )
+@dataclass(frozen=True)
+class Instruments:
+    """The names of what measured and embedded, as the manifest reports them."""
 
-    def unanswerable(self, reason: UnanswerableReason) -> ContextResponse:
+    token_counter: str
+    embedder: str
+
+
+def assemble_response(
+    request: ContextRequest,
+    deadline: Deadline,
+    scopes: frozenset[str],
+    instruments: Instruments,
+    route: RouteDecision,
+    trail: Trail,
+    ending: PackResult[RankedEvidence] | UnanswerableReason,
+) -> ContextResponse:
+    """The validated response: the packed bundle, or why there is none, and its manifest."""
+    route = route.model_copy(
+        update={
+            "retrievers": [r for r in route.retrievers if r not in trail.left_out],
+            "reasons": [*route.reasons, *trail.route_reasons],
+        }
+    )
+    if isinstance(ending, UnanswerableReason):
         return ContextResponse(
             answerable=False,
-            reason=reason,
+            reason=ending,
             items=[],
-            limits=self._limits(0),
-            denied=self.denied,
-            trace_id=self.request.trace_id,
-            manifest=self._manifest(),
+            limits=_limits(request, deadline, 0),
+            denied=list(trail.denied),
+            trace_id=request.trace_id,
+            manifest=_manifest(request, scopes, instruments, route, trail, []),
         )
-
-    def answer(self, packed: PackResult, by_id: dict[str, RankedEvidence]) -> ContextResponse:
-        items = [_item(block, by_id[block.evidence.evidence_id]) for block in packed.blocks]
-        audit = build_manifest(packed, include_text_hashes=True)
-        log_manifest(audit, trace_id=self.request.trace_id)
-        self.blocks = [
-            ManifestBlock(
-                citation_id=b.source_id,
-                chunk_id=b.evidence_id,
-                document_version=b.document_version,
-                tokens=b.tokens,
-                truncated=b.truncated,
-                content_sha256=b.content_sha256 or "",
-            )
-            for b in audit.blocks
-        ]
-        return ContextResponse(
-            answerable=True,
-            items=items,
-            limits=self._limits(packed.used_tokens),
-            denied=self.denied,
-            trace_id=self.request.trace_id,
-            manifest=self._manifest(),
+    audit = build_manifest(ending, include_text_hashes=True)
+    log_manifest(audit, trace_id=request.trace_id)
+    blocks = [
+        ManifestBlock(
+            citation_id=b.source_id,
+            chunk_id=b.evidence_id,
+            document_version=b.document_version,
+            tokens=b.tokens,
+            truncated=b.truncated,
+            content_sha256=b.content_sha256 or "",
         )
+        for b in audit.blocks
+    ]
+    return ContextResponse(
+        answerable=True,
+        items=[_item(block) for block in ending.blocks],
+        limits=_limits(request, deadline, ending.used_tokens),
+        denied=list(trail.denied),
+        trace_id=request.trace_id,
+        manifest=_manifest(request, scopes, instruments, route, trail, blocks),
+    )
 
 
-def _item(block: PackedBlock, ranked: RankedEvidence) -> EvidenceItem:
+def _manifest(
+    request: ContextRequest,
+    scopes: frozenset[str],
+    instruments: Instruments,
+    route: RouteDecision,
+    trail: Trail,
+    blocks: list[ManifestBlock],
+) -> Manifest:
+    return Manifest(
+        namespace=request.namespace,
+        prompt_version=PROMPT_VERSION,
+        route=route,
+        stages=list(trail.stages),
+        partial=any(s.status in _INCOMPLETE for s in trail.stages),
+        deadline_stage=next(
+            (s.stage for s in trail.stages if s.status is StageStatus.TIMED_OUT), None
+        ),
+        token_counter=instruments.token_counter,
+        embedder=instruments.embedder,
+        effective_scope_count=len(scopes),
+        dropped_for_freshness=trail.dropped_for_freshness,
+        packing_drops=dict(trail.packing_drops),
+        blocks=blocks,
+    )
+
+
+def _limits(request: ContextRequest, deadline: Deadline, used_tokens: int) -> Limits:
+    return Limits(
+        used_tokens=used_tokens,
+        max_tokens=request.max_tokens,
+        elapsed_ms=deadline.elapsed_ms(),
+        timeout_ms=request.timeout_ms,
+    )
+
+
+def _item(block: PackedBlock[RankedEvidence]) -> EvidenceItem:
+    ranked = block.evidence
     view, candidate = ranked.view, ranked.candidate
     return EvidenceItem(
         citation_id=block.citation_id,

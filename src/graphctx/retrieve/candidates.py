@@ -13,10 +13,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from graphctx.contract import RetrieverName, StageReport, StageStatus
+from graphctx.contract import RetrieverName, StageReport
 from graphctx.embed import Embedder
 from graphctx.errors import GraphctxError
-from graphctx.retrieve.deadline import within
+from graphctx.retrieve.stages import Stage, StageRun, run_stage
 from graphctx.store.port import GraphStore, StageTimeout
 from graphctx.store.records import ChunkHit
 
@@ -66,46 +66,25 @@ async def gather_candidates(
         RetrieverName.VECTOR: vector,
     }
     chosen = [r for r in retrievers if r in runners]
-    outcomes = await asyncio.gather(*(_timed(r, runners[r], deadline_at) for r in chosen))
+    runs = await asyncio.gather(*(_run(r, runners[r], deadline_at) for r in chosen))
+    by_name = dict(zip(chosen, runs, strict=True))
     return CandidateSet(
-        ranked={o.name: o.hits for o in outcomes if o.hits is not None},
-        reports=[o.report for o in outcomes],
-        failures={o.name: o.error for o in outcomes if o.error is not None},
+        ranked={name: run.value for name, run in by_name.items() if run.value is not None},
+        reports=[run.report for run in runs],
+        failures={name: run.error for name, run in by_name.items() if run.error is not None},
     )
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    name: RetrieverName
-    hits: list[ChunkHit] | None
-    report: StageReport
-    error: GraphctxError | None = None
-
-
-async def _timed(
+async def _run(
     name: RetrieverName,
-    run: Callable[[_Progress], Awaitable[list[ChunkHit]]],
+    search: Callable[[_Progress], Awaitable[list[ChunkHit]]],
     deadline_at: float,
-) -> _Outcome:
-    started = time.monotonic()
-    budget_ms = max(0, int((deadline_at - started) * 1000))
+) -> StageRun[list[ChunkHit]]:
     progress = _Progress()
-
-    def report(status: StageStatus, count: int = 0, detail: str | None = None) -> StageReport:
-        return StageReport(
-            stage=f"candidates.{name.value}",
-            status=status,
-            elapsed_ms=int((time.monotonic() - started) * 1000),
-            budget_ms=budget_ms,
-            candidates=count,
-            detail=detail,
-        )
-
-    try:
-        hits = await within(deadline_at, run(progress))
-    except StageTimeout:
-        detail = f"ran out of its deadline slice during {progress.step}"
-        return _Outcome(name, None, report(StageStatus.TIMED_OUT, detail=detail))
-    except GraphctxError as exc:
-        return _Outcome(name, None, report(StageStatus.FAILED, detail=exc.code), exc)
-    return _Outcome(name, hits, report(StageStatus.OK, len(hits)))
+    return await run_stage(
+        Stage.candidates(name),
+        deadline_at,
+        search(progress),
+        with_budget=True,
+        out_of_time=lambda: f"ran out of its deadline slice during {progress.step}",
+    )

@@ -17,12 +17,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from graphctx.contract import StageReport, StageStatus
-from graphctx.errors import GraphctxError
-from graphctx.retrieve.deadline import within
 from graphctx.retrieve.fusion import FusedCandidate, relative_scores
 from graphctx.retrieve.question_type import QuestionClass, QuestionType
+from graphctx.retrieve.stages import Stage, run_stage, stage_report
 from graphctx.store.graph_walk import combine_support
-from graphctx.store.port import GraphStore, StageTimeout
+from graphctx.store.port import GraphStore
 from graphctx.store.records import (
     ChunkHit,
     Direction,
@@ -153,28 +152,59 @@ async def expand_graph(
             namespace, list(seeds)[:SEED_LIMIT], scopes, neighbourhood_policy, deadline_at
         )
 
-    def report(status: StageStatus, count: int = 0, detail: str | None = None) -> StageReport:
-        return StageReport(
-            stage="expand",
-            status=status,
-            elapsed_ms=int((time.monotonic() - started) * 1000),
-            budget_ms=max(0, int((deadline_at - started) * 1000)),
-            candidates=count,
-            detail=detail,
-        )
-
     if not anchors and not seeds:
-        return GraphExpansion([], {}, 0, report(StageStatus.SKIPPED, detail="nothing to expand"))
-    try:
-        walked = await within(deadline_at, _both(from_anchors(), from_seeds()))
-    except StageTimeout:
-        detail = "ran out of its deadline slice"
-        return GraphExpansion([], {}, 0, report(StageStatus.TIMED_OUT, detail=detail))
-    except GraphctxError as exc:
-        return GraphExpansion([], {}, 0, report(StageStatus.FAILED, detail=exc.code))
+        skipped = stage_report(
+            Stage.EXPAND,
+            StageStatus.SKIPPED,
+            started,
+            detail="nothing to expand",
+            budget_ms=max(0, int((deadline_at - started) * 1000)),
+        )
+        return GraphExpansion([], {}, 0, skipped)
+
+    async def walk() -> _Reached:
+        return _combine(await _both(from_anchors(), from_seeds()))
+
+    detail = (
+        f"{question.type.value}: {len(anchors)} anchor(s), {len(seeds[:SEED_LIMIT])} seed(s),"
+        f" max {chosen.max_hops} hop(s)"
+    )
+    walked = await run_stage(
+        Stage.EXPAND,
+        deadline_at,
+        walk(),
+        started=started,
+        count=lambda reached: len(reached.ordered),
+        detail=lambda _: detail,
+        with_budget=True,
+    )
+    reached = walked.value
+    if reached is None:
+        return GraphExpansion([], {}, 0, walked.report)
+    ordered = reached.ordered
+    return GraphExpansion(
+        hits=[ChunkHit(e.chunk_id, reached.total[e.chunk_id]) for e in ordered],
+        paths={e.chunk_id: e.path for e in ordered},
+        withheld=reached.withheld,
+        report=walked.report,
+        hops={e.chunk_id: e.hops for e in ordered},
+        anchors=tuple(anchors),
+        supported={e.chunk_id: reached.support[e.chunk_id] for e in ordered},
+    )
+
+
+@dataclass(frozen=True)
+class _Reached:
+    ordered: list[Expansion]  # the best expansion per reached chunk, best first
+    total: dict[str, float]  # combined propagated score per chunk
+    support: dict[str, int]  # anchors + seeds reaching each chunk
+    withheld: int
+
+
+def _combine(walked: tuple[ExpansionResult, ExpansionResult]) -> _Reached:
+    """Propagated scores add up: from the anchors (in their relative-score units) and from
+    the entities the query names (each worth SEED_WEIGHT at its own chunks)."""
     from_anchors_result, from_seeds_result = walked
-    # Propagated scores add up: from the anchors (in their relative-score units) and from
-    # the entities the query names (each worth SEED_WEIGHT at its own chunks).
     parts: dict[str, list[float]] = {}
     support: dict[str, int] = {}
     best: dict[str, Expansion] = {}
@@ -191,17 +221,4 @@ async def expand_graph(
                 best[cid] = expansion
     total = {cid: combine_support(scores) for cid, scores in parts.items()}
     ordered = sorted(best.values(), key=lambda e: (-total[e.chunk_id], e.hops, e.chunk_id))
-    withheld = sum(r.withheld for r in walked)
-    detail = (
-        f"{question.type.value}: {len(anchors)} anchor(s), {len(seeds[:SEED_LIMIT])} seed(s),"
-        f" max {chosen.max_hops} hop(s)"
-    )
-    return GraphExpansion(
-        hits=[ChunkHit(e.chunk_id, total[e.chunk_id]) for e in ordered],
-        paths={e.chunk_id: e.path for e in ordered},
-        withheld=withheld,
-        report=report(StageStatus.OK, len(ordered), detail),
-        hops={e.chunk_id: e.hops for e in ordered},
-        anchors=tuple(anchors),
-        supported={e.chunk_id: support[e.chunk_id] for e in ordered},
-    )
+    return _Reached(ordered, total, support, sum(r.withheld for r in walked))

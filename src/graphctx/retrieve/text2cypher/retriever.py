@@ -33,13 +33,14 @@ import hashlib
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from graphctx.contract import StageReport, StageStatus, UnanswerableReason
+from graphctx.contract import StageReport, UnanswerableReason
 from graphctx.errors import GraphctxError, StoreUnavailableError
 from graphctx.llm.port import ChatClient
 from graphctx.retrieve.deadline import Deadline
+from graphctx.retrieve.stages import Stage, run_stage
 from graphctx.retrieve.text2cypher.guard import (
     ALLOWED_PROCEDURES,
     GuardPolicy,
@@ -120,30 +121,6 @@ class Text2CypherOutcome:
     statement_sha256: str | None = None  # of the statement as the LLM wrote it
 
 
-@dataclass
-class _Run:
-    stages: list[StageReport] = field(default_factory=list)
-
-    def report(
-        self, stage: str, status: StageStatus, started: float, count: int = 0, detail: str = ""
-    ) -> None:
-        self.stages.append(
-            StageReport(
-                stage=f"text2cypher.{stage}",
-                status=status,
-                elapsed_ms=int((time.monotonic() - started) * 1000),
-                candidates=count,
-                detail=detail or None,
-            )
-        )
-
-    def stop(self, reason: UnanswerableReason, started: float) -> Text2CypherOutcome:
-        return Text2CypherOutcome((), tuple(self.stages), started, reason)
-
-    def nothing(self, started: float, digest: str | None) -> Text2CypherOutcome:
-        return Text2CypherOutcome((), tuple(self.stages), started, None, digest)
-
-
 async def run_text2cypher(
     reader: CypherReader,
     config: Text2CypherConfig,
@@ -154,29 +131,45 @@ async def run_text2cypher(
     trace_id: str = "",
 ) -> Text2CypherOutcome:
     """Ask the LLM for a statement, guard it, run it read-only; never raises for a bad one."""
-    run = _Run()
-    schema = await _schema(reader, namespace, scopes, deadline, run)
+    schema, schema_report = await _schema(reader, namespace, scopes, deadline)
     started = time.monotonic()
     messages = build_messages(question, schema, config.max_rows)
-    try:
-        async with asyncio.timeout(max(0.0, deadline.slice_at(LLM_SHARE) - time.monotonic())):
-            reply = await asyncio.to_thread(config.llm.complete, messages)
-    except TimeoutError:
-        run.report("llm", StageStatus.TIMED_OUT, started)
-        return run.stop(UnanswerableReason.DEADLINE_EXCEEDED, started)
-    except GraphctxError as exc:
-        run.report("llm", StageStatus.FAILED, started, detail=exc.code)
-        return run.stop(UnanswerableReason.LLM_UNAVAILABLE, started)
-    run.report("llm", StageStatus.OK, started)
+    asked = await run_stage(
+        Stage.TEXT2CYPHER_LLM,
+        deadline.slice_at(LLM_SHARE),
+        asyncio.to_thread(config.llm.complete, messages),
+        started=started,
+        count=lambda _: 0,
+        out_of_time=None,
+    )
+    stages: tuple[StageReport, ...] = (schema_report, asked.report)
+    if asked.value is None:
+        reason = (
+            UnanswerableReason.DEADLINE_EXCEEDED
+            if asked.timed_out
+            else UnanswerableReason.LLM_UNAVAILABLE
+        )
+        return Text2CypherOutcome((), stages, started, reason)
 
     started = time.monotonic()
-    statement = extract_statement(reply)
+    statement = extract_statement(asked.value)
     if statement is None:
         log.info("text2cypher: the LLM wrote no statement", extra={"trace_id": trace_id})
-        return run.nothing(started, None)
-    return await _guard_and_run(
-        reader, config, namespace, statement, scopes, deadline, run, trace_id, started
+        return Text2CypherOutcome((), stages, started)
+    digest = _sha256(statement)
+    ran = await run_stage(
+        Stage.TEXT2CYPHER_RUN,
+        None,  # the store stops the READ transaction at run_deadline itself
+        _guard_and_run(reader, config, namespace, statement, scopes, deadline, trace_id, digest),
+        started=started,
+        out_of_time=None,
+        absorb=(),
     )
+    if ran.value is None:
+        stages += (ran.report,)
+        return Text2CypherOutcome((), stages, started, UnanswerableReason.DEADLINE_EXCEEDED)
+    # The run's own report is written by the caller once it knows how many ids are visible.
+    return Text2CypherOutcome(ran.value, stages, started, None, digest)
 
 
 async def _schema(
@@ -184,21 +177,17 @@ async def _schema(
     namespace: str,
     scopes: frozenset[str],
     deadline: Deadline,
-    run: _Run,
-) -> str:
-    started = time.monotonic()
-    try:
-        types = await reader.visible_relation_types(
+) -> tuple[str, StageReport]:
+    """The visible relation types for the prompt; none when they could not be read."""
+    read = await run_stage(
+        Stage.TEXT2CYPHER_SCHEMA,
+        None,  # the store honours the slice itself
+        reader.visible_relation_types(
             namespace, scopes, MAX_RELATION_TYPES, deadline.slice_at(SCHEMA_SHARE)
-        )
-    except StageTimeout:
-        run.report("schema", StageStatus.TIMED_OUT, started)
-        return describe_schema(())
-    except GraphctxError as exc:
-        run.report("schema", StageStatus.FAILED, started, detail=exc.code)
-        return describe_schema(())
-    run.report("schema", StageStatus.OK, started, len(types))
-    return describe_schema(types)
+        ),
+        out_of_time=None,
+    )
+    return describe_schema(read.value or ()), read.report
 
 
 async def _guard_and_run(
@@ -208,44 +197,40 @@ async def _guard_and_run(
     statement: str,
     scopes: frozenset[str],
     deadline: Deadline,
-    run: _Run,
     trace_id: str,
-    started: float,
-) -> Text2CypherOutcome:
-    digest = _sha256(statement)
+    digest: str,
+) -> tuple[str, ...]:
+    """The visible-to-be chunk ids the statement returns; none when it was refused or failed.
+
+    Raises StageTimeout past the run's slice and StoreUnavailableError when the store is
+    down; every other failure is logged and returns nothing (see the module docstring)."""
     context = {"trace_id": trace_id, "statement_sha256": digest}
     guarded = guard_statement(statement, config.policy())
     if isinstance(guarded, Rejection):
         log.warning("text2cypher statement rejected: %s", guarded, extra=context)
-        return run.nothing(started, digest)
+        return ()
     parameters = {"namespace": namespace, "scopes": sorted(scopes)}
     run_deadline = deadline.slice_at(RUN_SHARE)
     try:
         query_type, columns = await reader.explain_read(guarded.text, parameters, run_deadline)
-    except StageTimeout:
-        run.report("run", StageStatus.TIMED_OUT, started)
-        return run.stop(UnanswerableReason.DEADLINE_EXCEEDED, started)
-    except StoreUnavailableError:
+    except (StageTimeout, StoreUnavailableError):
         raise
     except GraphctxError as exc:
         log.warning("text2cypher statement rejected: server_refused:%s", exc.code, extra=context)
-        return run.nothing(started, digest)
+        return ()
     if query_type != READ_ONLY_QUERY_TYPE:
         verdict = query_type or "unknown"
         log.warning("text2cypher statement rejected: not_read_only:%s", verdict, extra=context)
-        return run.nothing(started, digest)
+        return ()
 
     projection = project_chunk_ids(guarded.text, columns, guarded.limit)
     try:
         rows = await reader.run_statement_read(projection, parameters, run_deadline)
-    except StageTimeout:
-        run.report("run", StageStatus.TIMED_OUT, started)
-        return run.stop(UnanswerableReason.DEADLINE_EXCEEDED, started)
-    except StoreUnavailableError:
+    except (StageTimeout, StoreUnavailableError):
         raise
     except GraphctxError as exc:
         log.warning("text2cypher statement failed: %s", exc, extra=context)
-        return run.nothing(started, digest)
+        return ()
     chunk_ids = projected_chunk_ids(rows[: guarded.limit])[: guarded.limit]
     log.info(
         "text2cypher statement ran: %d rows, %d chunk ids",
@@ -253,7 +238,7 @@ async def _guard_and_run(
         len(chunk_ids),
         extra={**context, "guarded_sha256": _sha256(guarded.text)},
     )
-    return Text2CypherOutcome(tuple(chunk_ids), tuple(run.stages), started, None, digest)
+    return tuple(chunk_ids)
 
 
 def _sha256(text: str) -> str:
