@@ -23,7 +23,7 @@ from graphctx.server.http.errors import problem_for
 from graphctx.server.logs import log_event
 from graphctx.server.service import GraphctxService
 from graphctx.server.ui.state import SearchState
-from graphctx.server.ui.surrounding import Surrounding, build_surrounding
+from graphctx.retrieve.surrounding import Surrounding, build_surrounding
 from graphctx.store.records import ChunkView
 
 __all__ = ["Comparison", "ItemView", "Outcome", "compare", "principals_in", "search"]
