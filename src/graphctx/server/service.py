@@ -36,6 +36,7 @@ from graphctx.errors import (
 from graphctx.ingest.pipeline import IngestDefaults
 from graphctx.ingest.source import SourceDocument
 from graphctx.provider import ContextProvider
+from graphctx.retrieve.surrounding import ItemContext
 from graphctx.server.auth import Identity, ProjectGrant
 from graphctx.server.config import LimitsConfig
 from graphctx.server.errors import LimitExceededError, project_not_found
@@ -95,7 +96,7 @@ class GraphctxService:
     async def check_ready(self) -> None:
         """Raise the store's typed error unless it is open and answers a read now."""
         self._check_store_open()
-        await self.provider.store.ping()
+        await self.provider.aping()
 
     def _check_store_open(self) -> None:
         """While the store is still being opened, every request gets the reason, typed."""
@@ -112,20 +113,7 @@ class GraphctxService:
     async def retrieve(
         self, identity: Identity, request: ContextRequest, *, face: str = "http"
     ) -> ContextResponse:
-        grant = self.readable(identity, request.namespace)
-        if request.principal_id != identity.principal_id and not identity.can_impersonate:
-            raise AccessDeniedError(
-                "principal_id must be the authenticated principal", code="principal_mismatch"
-            )
-        self._check_caps(request)
-        self._check_store_open()
-        scopes = sorted(grant.scopes.intersection(request.allowed_scopes))
-        if not scopes:
-            raise AccessDeniedError(
-                "none of the requested scopes is granted in this project",
-                code="no_effective_scopes",
-            )
-        narrowed = request.model_copy(update={"allowed_scopes": scopes})
+        narrowed = self._narrowed(identity, request)
         with bind_identity(identity):
             await self._admit(request.timeout_ms)
             try:
@@ -142,6 +130,33 @@ class GraphctxService:
         self.metrics.observe_response(response, face)
         log_timings(response, face)
         return coarsen_timings(response)
+
+    async def surrounding(
+        self, identity: Identity, request: ContextRequest, items: Sequence[EvidenceItem]
+    ) -> list[ItemContext]:
+        """The visible document text around ``items`` (the explorer), under the same
+        authorisation as :meth:`retrieve`."""
+        narrowed = self._narrowed(identity, request)
+        with bind_identity(identity):
+            return await self.provider.asurrounding_text(narrowed, items)
+
+    def _narrowed(self, identity: Identity, request: ContextRequest) -> ContextRequest:
+        """``request`` with ``allowed_scopes`` narrowed to the identity's grant, or the reason
+        it may not be served at all."""
+        grant = self.readable(identity, request.namespace)
+        if request.principal_id != identity.principal_id and not identity.can_impersonate:
+            raise AccessDeniedError(
+                "principal_id must be the authenticated principal", code="principal_mismatch"
+            )
+        self._check_caps(request)
+        self._check_store_open()
+        scopes = sorted(grant.scopes.intersection(request.allowed_scopes))
+        if not scopes:
+            raise AccessDeniedError(
+                "none of the requested scopes is granted in this project",
+                code="no_effective_scopes",
+            )
+        return request.model_copy(update={"allowed_scopes": scopes})
 
     async def _admit(self, timeout_ms: int) -> None:
         """Take a retrieval slot, waiting at most ``timeout_ms``."""
@@ -202,7 +217,7 @@ class GraphctxService:
     async def list_sources(self, identity: Identity, project: str) -> SourceList:
         grant = self.readable(identity, project)
         self._check_store_open()
-        summaries = await self.provider.store.list_documents(project, grant.scopes)
+        summaries = await self.provider.alist_documents(project, grant.scopes)
         return SourceList(
             project_id=project,
             documents=[
@@ -271,12 +286,12 @@ class GraphctxService:
     async def delete(self, identity: Identity, project: str, document_id: str) -> int:
         grant = self.writable(identity, project)
         self._check_store_open()
-        latest = await self.provider.store.latest_version(project, document_id)
+        latest = await self.provider.alatest_version(project, document_id)
         if latest is None or not latest.scopes & grant.scopes:
             raise NotFoundError("no such document", code="not_found")
         if not latest.scopes <= grant.scopes:
             raise DocumentConflictError()
-        return await self.provider.store.delete_document(
+        return await self.provider.adelete_document(
             project, document_id, expected=Expectation(latest)
         )
 
@@ -298,7 +313,7 @@ class GraphctxService:
             )
         if document_id is None:
             return None  # the pipeline refuses a write it holds no expectation for
-        latest = await self.provider.store.latest_version(project, document_id)
+        latest = await self.provider.alatest_version(project, document_id)
         if latest is not None and not latest.scopes <= grant.scopes:
             conflict = DocumentConflictError()
             return DocumentError(origin=source.origin, code=conflict.code, message=conflict.message)
