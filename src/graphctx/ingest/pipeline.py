@@ -55,7 +55,9 @@ class IngestDefaults:
 
 
 @dataclass(frozen=True)
-class DocumentOutcome:
+class IngestedDocument:
+    """What one document's ingest did (the service's wire model is ``DocumentOutcome``)."""
+
     origin: str
     document_id: str
     outcome: WriteOutcome
@@ -73,7 +75,7 @@ class FileError:
 @dataclass
 class IngestReport:
     namespace: str
-    documents: list[DocumentOutcome] = field(default_factory=list)
+    documents: list[IngestedDocument] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     elapsed_s: float = 0.0
     graph: ExtractionReport | None = None  # when an extractor ran over the written documents
@@ -202,7 +204,7 @@ async def _ingest_one(
     root: Path,
     defaults: IngestDefaults,
     expectations: Mapping[str, Expectation] | None,
-) -> tuple[DocumentOutcome, StoredVersion | None]:
+) -> tuple[IngestedDocument, StoredVersion | None]:
     """Write one document; also return its latest version afterwards."""
     document = build_document(source, root, defaults)
     expected = None
@@ -217,13 +219,13 @@ async def _ingest_one(
         document.metadata_hash,
         document.scopes,
     ):
-        unchanged = DocumentOutcome(
+        unchanged = IngestedDocument(
             source.origin, document.document_id, WriteOutcome.UNCHANGED, latest.version, 0
         )
         return unchanged, latest
     chunks = await asyncio.to_thread(embed_chunks, source, embedder)
     written = await store.write_document(document, chunks, embedder.name, expected=expected)
-    outcome = DocumentOutcome(
+    outcome = IngestedDocument(
         source.origin,
         written.document_id,
         written.outcome,
