@@ -24,6 +24,7 @@ from graphctx.errors import DocumentConflictError, InvalidDocumentError, Invalid
 from graphctx.ingest.chunking import chunk_document
 from graphctx.ingest.extract.port import ExtractionReport, GraphExtractor, extract_written
 from graphctx.ingest.loaders import load_path
+from graphctx.ingest.scope_ceiling import check_scope_ceiling, document_scopes
 from graphctx.ingest.source import SourceDocument
 from graphctx.store.namespace_embedder import require_same_embedder
 from graphctx.store.port import GraphStore
@@ -257,15 +258,8 @@ def build_document(source: SourceDocument, root: Path, defaults: IngestDefaults)
     except ValueError:
         relative = origin_path.name
     document_id = meta.document_id or (f"{relative}#{fragment}" if fragment else relative)
-    scopes = frozenset(meta.scopes) or frozenset(defaults.scopes)
-    ceiling = defaults.permitted_scopes
-    if ceiling is not None and not scopes <= ceiling:
-        raise InvalidDocumentError(
-            f"{source.origin} names scopes {sorted(scopes - ceiling)} beyond the ones this ingest"
-            f" may write ({sorted(ceiling)})",
-            path=source.origin,
-            code="scope_not_granted",
-        )
+    scopes = document_scopes(source, defaults.scopes)
+    check_scope_ceiling(source, scopes, defaults.permitted_scopes)
     if not scopes:
         raise InvalidDocumentError(
             f"{source.origin} has no scopes: set them in front matter, a sidecar or --scope",

@@ -30,10 +30,12 @@ from graphctx.contract.parsing import parse_request
 from graphctx.errors import (
     AccessDeniedError,
     DocumentConflictError,
+    InvalidDocumentError,
     NotFoundError,
     StoreUnavailableError,
 )
 from graphctx.ingest.pipeline import IngestDefaults
+from graphctx.ingest.scope_ceiling import check_scope_ceiling, document_scopes
 from graphctx.ingest.source import SourceDocument
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.surrounding import ItemContext
@@ -303,12 +305,14 @@ class GraphctxService:
         default_scopes: Sequence[str],
     ) -> DocumentError | tuple[str, Expectation] | None:
         """A problem, or the document id with the latest version the decision was made on."""
-        scopes = frozenset(source.metadata.scopes or default_scopes)
         document_id = source.metadata.document_id
-        if scopes and not scopes <= grant.scopes:
+        try:
+            check_scope_ceiling(source, document_scopes(source, default_scopes), grant.scopes)
+        except InvalidDocumentError as exc:
+            # Worded for the key holder; the pipeline applies the same ceiling again.
             return DocumentError(
                 origin=source.origin,
-                code="scope_not_granted",
+                code=exc.code,
                 message="the document's scopes must be among the scopes this key holds",
             )
         if document_id is None:
