@@ -22,7 +22,7 @@ from graphctx.contract.request import NAME_PATTERN, NAMESPACE_PATTERN
 from graphctx.embed import Embedder
 from graphctx.errors import DocumentConflictError, InvalidDocumentError, InvalidRequestError
 from graphctx.ingest.chunking import chunk_document
-from graphctx.ingest.extract.port import ExtractionReport, GraphExtractor, extract_written
+from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport, GraphExtractor
 from graphctx.ingest.loaders import load_path
 from graphctx.ingest.scope_ceiling import check_scope_ceiling, document_scopes
 from graphctx.ingest.source import SourceDocument
@@ -37,6 +37,8 @@ from graphctx.store.records import (
     WriteOutcome,
     check_expectation,
 )
+
+Chunks = tuple[tuple[str, str], ...]  # (chunk_id, text) of one version, in document order
 
 GRAPH_CHECK_TIMEOUT_S = 30.0  # reading whether an unchanged document has its graph
 _SCOPE = re.compile(NAME_PATTERN)
@@ -137,10 +139,11 @@ async def ingest_sources(
     the batch expects what the earlier one wrote.
 
     With an ``extractor``, the documents written (added or new versions) then go through
-    graph extraction, written in one more transaction; unchanged documents keep their graph.
-    An unchanged document whose latest version has no graph at all joins the extraction: an
-    earlier run wrote it and stopped (killed, failed) before its graph transaction committed.
-    So a re-run extracts exactly the batch an uninterrupted run would have, and converges.
+    graph extraction, with the chunk ids their writes returned; the draft is written in one
+    more transaction. Unchanged documents keep their graph. An unchanged document whose
+    latest version has no graph at all joins the extraction: an earlier run wrote it and
+    stopped (killed, failed) before its graph transaction committed. So a re-run extracts
+    exactly the batch an uninterrupted run would have, and converges.
     """
     _validate_defaults(defaults)
     # Refused before anything is embedded; the write transaction checks again, atomically.
@@ -148,11 +151,14 @@ async def ingest_sources(
     require_same_embedder(defaults.namespace, stored, embedder.name)
     report = IngestReport(namespace=defaults.namespace)
     started = time.monotonic()
-    written: list[tuple[SourceDocument, str]] = []
+    to_extract: list[tuple[SourceDocument, str]] = []
+    # Each document's latest chunks (id, text), as its write returned them or as read for
+    # the graph check; every extracted source of that id gets its latest ones.
+    latest_chunks: dict[str, Chunks] = {}
     expectations = None if expected is None else dict(expected)
     for source in tqdm(sources, desc="ingest", unit="doc", disable=not progress, leave=False):
         try:
-            outcome, latest = await _ingest_one(
+            outcome, latest, chunks = await _ingest_one(
                 store, embedder, source, root, defaults, expectations
             )
         except InvalidDocumentError as exc:
@@ -161,19 +167,54 @@ async def ingest_sources(
         if expectations is not None:
             expectations[outcome.document_id] = Expectation(latest)
         report.documents.append(outcome)
-        if outcome.outcome in (WriteOutcome.ADDED, WriteOutcome.NEW_VERSION) or (
-            extractor is not None
-            and await _graph_missing(store, defaults.namespace, outcome.document_id)
-        ):
-            written.append((source, outcome.document_id))
-    if extractor is not None and written:
-        report.graph = await extract_written(store, extractor, defaults.namespace, written, root)
+        if extractor is None:
+            continue
+        if chunks is None:
+            chunks = await _chunks_without_graph(store, defaults.namespace, outcome.document_id)
+        if chunks is not None:
+            latest_chunks[outcome.document_id] = chunks
+            to_extract.append((source, outcome.document_id))
+    if extractor is not None and to_extract:
+        inputs = [
+            extraction_input(source, document_id, latest_chunks[document_id], root)
+            for source, document_id in to_extract
+        ]
+        report.graph = await write_extracted(store, extractor, defaults.namespace, inputs)
     report.elapsed_s = time.monotonic() - started
     return report
 
 
-async def _graph_missing(store: GraphStore, namespace: str, document_id: str) -> bool:
-    """True when no knowledge node is supported by any chunk of the latest version.
+async def write_extracted(
+    store: GraphStore,
+    extractor: GraphExtractor,
+    namespace: str,
+    documents: Sequence[ExtractionInput],
+) -> ExtractionReport:
+    """Run ``extractor`` (in a worker thread: it may block) and write its draft in one
+    transaction; an empty draft writes nothing."""
+    draft = await asyncio.to_thread(extractor.extract, documents)
+    if not draft.empty:
+        await store.write_graph(namespace, draft.nodes, draft.relations)
+    return draft.report
+
+
+def extraction_input(
+    source: SourceDocument, document_id: str, chunks: Chunks, root: Path
+) -> ExtractionInput:
+    """A written document as an extractor sees it."""
+    return ExtractionInput(
+        document_id=document_id,
+        title=source.metadata.title,
+        metadata=dict(source.metadata.extra),
+        relative_path=_relative(source.origin, root),
+        chunks=chunks,
+    )
+
+
+async def _chunks_without_graph(
+    store: GraphStore, namespace: str, document_id: str
+) -> Chunks | None:
+    """The latest version's chunks when no knowledge node is supported by any of them.
 
     The offline extractor gives every document its document node, so then only a document
     whose extraction never committed has none. A document in which an extractor finds
@@ -182,10 +223,20 @@ async def _graph_missing(store: GraphStore, namespace: str, document_id: str) ->
     latest = await store.latest_version(namespace, document_id)
     chunks = await store.document_chunks(namespace, document_id)
     if latest is None or not chunks:
-        return False
+        return None
     deadline = time.monotonic() + GRAPH_CHECK_TIMEOUT_S
     ids = [chunk.chunk_id for chunk in chunks]
-    return not await store.nodes_for_chunks(namespace, ids, latest.scopes, deadline)
+    if await store.nodes_for_chunks(namespace, ids, latest.scopes, deadline):
+        return None
+    return tuple((chunk.chunk_id, chunk.text) for chunk in chunks)
+
+
+def _relative(origin: str, root: Path) -> str | None:
+    path = Path(origin.partition("#")[0])
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return path.name or None
 
 
 def _validate_defaults(defaults: IngestDefaults) -> None:
@@ -205,8 +256,9 @@ async def _ingest_one(
     root: Path,
     defaults: IngestDefaults,
     expectations: Mapping[str, Expectation] | None,
-) -> tuple[IngestedDocument, StoredVersion | None]:
-    """Write one document; also return its latest version afterwards."""
+) -> tuple[IngestedDocument, StoredVersion | None, Chunks | None]:
+    """Write one document; also return its latest version afterwards and, when this wrote a
+    version (added, new version), that version's chunks as written, in document order."""
     document = build_document(source, root, defaults)
     expected = None
     if expectations is not None:
@@ -223,7 +275,7 @@ async def _ingest_one(
         unchanged = IngestedDocument(
             source.origin, document.document_id, WriteOutcome.UNCHANGED, latest.version, 0
         )
-        return unchanged, latest
+        return unchanged, latest, None
     chunks = await asyncio.to_thread(embed_chunks, source, embedder)
     written = await store.write_document(document, chunks, embedder.name, expected=expected)
     outcome = IngestedDocument(
@@ -233,7 +285,10 @@ async def _ingest_one(
         written.version,
         written.chunks_written,
     )
-    return outcome, written.latest
+    if written.outcome not in (WriteOutcome.ADDED, WriteOutcome.NEW_VERSION):
+        return outcome, written.latest, None
+    in_order = sorted(zip(written.chunk_ids, chunks, strict=True), key=lambda w: w[1].ordinal)
+    return outcome, written.latest, tuple((chunk_id, chunk.text) for chunk_id, chunk in in_order)
 
 
 def embed_chunks(source: SourceDocument, embedder: Embedder) -> list[NewChunk]:

@@ -7,8 +7,8 @@ from graphctx.ingest.extract.offline import OfflineExtractor, document_node_id
 from graphctx.ingest.extract.port import (
     ExtractionInput,
     ExtractionReport,
+    GraphDraft,
     GraphExtractor,
-    extract_written,
 )
 from graphctx.ingest.extract.references import Reference, ReferenceKind, find_references
 
@@ -19,6 +19,7 @@ __all__ = [
     "EntityDictionary",
     "ExtractionInput",
     "ExtractionReport",
+    "GraphDraft",
     "GraphExtractor",
     "LlmConceptExtractor",
     "OfflineExtractor",
@@ -26,7 +27,6 @@ __all__ = [
     "Reference",
     "ReferenceKind",
     "document_node_id",
-    "extract_written",
     "find_mentions",
     "find_references",
 ]
