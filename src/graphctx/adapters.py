@@ -33,8 +33,8 @@ def embedder_for(embedder: Embedder | str | None) -> Embedder:
 
 def build_provider(
     store: str | Path,
-    *,
     embedder: Embedder | str | None = None,
+    *,
     token_counter: TokenCounter | None = None,
     grants: ScopeGrants | None = None,
 ) -> ContextProvider:

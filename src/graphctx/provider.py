@@ -37,6 +37,7 @@ from graphctx.contract import (
     ContextResponse,
     Denial,
     DenialReason,
+    EvidenceItem,
     RetrievalMode,
     RetrieverName,
     RouteDecision,
@@ -60,10 +61,17 @@ from graphctx.retrieve.graph_ranking import GraphRanking, rank_with_graph
 from graphctx.retrieve.question_type import QuestionClass, classify_question
 from graphctx.retrieve.routing import plan_route
 from graphctx.retrieve.stages import OUT_OF_TIME, Stage, StageRun, run_stage, stage_report
+from graphctx.retrieve.surrounding import ItemContext, surrounding_text
 from graphctx.retrieve.text2cypher import CypherReader, Text2CypherConfig, run_text2cypher
 from graphctx.store.namespace_embedder import require_same_embedder
 from graphctx.store.port import GraphStore, StageTimeout
-from graphctx.store.records import ChunkView, DocumentSummary, EntityMatch, Expectation
+from graphctx.store.records import (
+    ChunkView,
+    DocumentSummary,
+    EntityMatch,
+    Expectation,
+    StoredVersion,
+)
 
 T = TypeVar("T")
 log = logging.getLogger("graphctx.provider")
@@ -201,13 +209,60 @@ class ContextProvider:
 
     def ingest_graph(self, path: Path | str, *, namespace: str = "default") -> GraphFileReport:
         """Write a declared graph file (docs/graph-format.md); nothing is written on a problem."""
-        return self._run(ingest_graph_file(self.store, Path(path), namespace))
+        return self._run(self.aingest_graph(Path(path), namespace))
 
     def delete_document(self, namespace: str, document_id: str) -> int:
-        return self._run(self.store.delete_document(namespace, document_id))
+        return self._run(self.adelete_document(namespace, document_id))
 
     def list_documents(self, namespace: str, scopes: Sequence[str]) -> list[DocumentSummary]:
-        return self._run(self.store.list_documents(namespace, frozenset(scopes)))
+        return self._run(self.alist_documents(namespace, frozenset(scopes)))
+
+    # --- composition -------------------------------------------------------------------------
+    def with_grants(self, grants: ScopeGrants) -> ContextProvider:
+        """An unopened provider over the same store, embedder and token counter that takes
+        its grants from ``grants``; this one is left as it was (see
+        :func:`graphctx.server.factory.compose_service`)."""
+        return ContextProvider(
+            self.store, self.embedder, self.token_counter, grants, text2cypher=self.text2cypher
+        )
+
+    # --- async faces: documents, health, the explorer's surrounding text ---------------------
+    async def aping(self) -> None:
+        """Raise the store's typed error unless it answers a read now."""
+        await self.store.ping()
+
+    async def alist_documents(
+        self, namespace: str, scopes: frozenset[str]
+    ) -> list[DocumentSummary]:
+        """The documents visible to ``scopes`` (scoped inside the store query)."""
+        return await self.store.list_documents(namespace, scopes)
+
+    async def alatest_version(self, namespace: str, document_id: str) -> StoredVersion | None:
+        """Write path: the document's latest version, for a writer's permission check."""
+        return await self.store.latest_version(namespace, document_id)
+
+    async def adelete_document(
+        self, namespace: str, document_id: str, *, expected: Expectation | None = None
+    ) -> int:
+        """Remove every version; with ``expected``, only if the latest is still that one."""
+        return await self.store.delete_document(namespace, document_id, expected=expected)
+
+    async def aingest_graph(self, path: Path, namespace: str) -> GraphFileReport:
+        return await ingest_graph_file(self.store, path, namespace)
+
+    async def asurrounding_text(
+        self, request: ContextRequest, items: Sequence[EvidenceItem]
+    ) -> list[ItemContext]:
+        """The document text around each of ``items`` that ``request`` may see: effective
+        scopes by the rule :meth:`aretrieve` applies, chunks through the output gate's
+        re-check, within ``request.timeout_ms``."""
+        scopes = effective_scopes(
+            self.grants, request.namespace, request.principal_id, request.allowed_scopes
+        )
+        deadline = Deadline(request.timeout_ms)
+        return await surrounding_text(
+            self.store, request.namespace, items, scopes, deadline.gate_at()
+        )
 
     # --- async core --------------------------------------------------------------------------
     async def aingest_path(

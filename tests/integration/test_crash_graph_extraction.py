@@ -16,9 +16,8 @@ import pytest
 from graphctx.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE, write_corpus
 from graphctx.embed import Embedder
 from graphctx.ingest.extract.offline import OfflineExtractor
-from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport, GraphExtractor
+from graphctx.ingest.extract.port import ExtractionInput, GraphDraft, GraphExtractor
 from graphctx.ingest.pipeline import IngestDefaults, ingest_path
-from graphctx.store.port import GraphStore
 from graphctx.store.records import WriteOutcome
 from graphctx.store.sqlite.digest import read_snapshot
 from graphctx.store.sqlite.store import SqliteGraphStore
@@ -33,9 +32,7 @@ class _Killed(Exception):
 
 
 class _DiesBeforeTheGraph:
-    async def extract(
-        self, store: GraphStore, namespace: str, documents: Sequence[ExtractionInput]
-    ) -> ExtractionReport:
+    def extract(self, documents: Sequence[ExtractionInput]) -> GraphDraft:
         raise _Killed
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from graphctx import open as graphctx_open
+from graphctx.adapters import build_provider
 from graphctx.cli.main import build_parser
 from graphctx.embed import E5Embedder
 from graphctx.server.config import load_settings
-from graphctx.server.factory import build_provider
 
 E5_NAME = "multilingual-e5-small-q4"
 STATUTE = [

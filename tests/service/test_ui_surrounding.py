@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from graphctx.contract import EvidenceItem, Freshness, NodeKind, ProvenanceStep, RetrievalScores
 from graphctx.contract.response import Span
-from graphctx.server.ui.surrounding import build_surrounding
+from graphctx.retrieve.surrounding import build_surrounding
 from graphctx.store.records import ChunkView, DocumentDates
 
 TEXT = (

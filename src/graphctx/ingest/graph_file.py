@@ -5,7 +5,9 @@ documents (optionally narrowed to the chunks quoting a passage) that support it,
 visible exactly to principals who can see one of those chunks. The whole file is validated
 against the store (documents exist, quotes are found, relation ends are declared or already
 known) before anything is written, and then written in one transaction: a file with a
-problem writes nothing and every problem is reported.
+problem writes nothing and every problem is reported. The store is read once, for the latest
+chunks of the documents the file refers to; :func:`draft_declared_graph` builds the graph
+from them without I/O.
 """
 
 from __future__ import annotations
@@ -24,7 +26,13 @@ from graphctx.errors import InvalidDocumentError
 from graphctx.store.port import GraphStore
 from graphctx.store.records import MENTIONS, PART_OF, SUPPORTS, KnowledgeNode, Relation
 
-__all__ = ["GraphFileReport", "ingest_graph_file", "load_graph_file"]
+__all__ = [
+    "GraphFileReport",
+    "draft_declared_graph",
+    "ingest_graph_file",
+    "load_graph_file",
+    "referenced_documents",
+]
 
 MAX_PROBLEMS_SHOWN: Final = 10
 _TYPE_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
@@ -216,21 +224,29 @@ def _parse(path: Path) -> tuple[DeclaredGraph, list[str]]:
     return DeclaredGraph(tuple(nodes), tuple(relations)), problems
 
 
-async def _resolve(
-    store: GraphStore,
+Chunks = tuple[tuple[str, str], ...]  # (chunk_id, text) of a document's latest version
+
+
+def referenced_documents(graph: DeclaredGraph) -> list[str]:
+    """Every document the graph's support refers to, in order of first mention."""
+    refs = [
+        *(ref for node in graph.nodes for ref in (*node.support, *node.members)),
+        *(ref for rel in graph.relations for ref in rel.support),
+    ]
+    return list(dict.fromkeys(ref.document for ref in refs))
+
+
+def _resolve(
     namespace: str,
     refs: Sequence[SupportRef],
     where: str,
-    cache: dict[str, list[tuple[str, str]]],
+    chunks_of: Mapping[str, Chunks],
     problems: list[str],
 ) -> list[tuple[str, str | None]]:
     """(chunk_id, role) for each reference; problems for missing documents or quotes."""
     found: list[tuple[str, str | None]] = []
     for ref in refs:
-        if ref.document not in cache:
-            views = await store.document_chunks(namespace, ref.document)
-            cache[ref.document] = [(v.chunk_id, v.text) for v in views]
-        chunks = cache[ref.document]
+        chunks = chunks_of.get(ref.document, ())
         if not chunks:
             problems.append(f"{where}: document {ref.document!r} is not in namespace {namespace!r}")
             continue
@@ -265,13 +281,31 @@ def _knowledge(
 async def ingest_graph_file(store: GraphStore, path: Path, namespace: str) -> GraphFileReport:
     """Validate a declared graph against the store, then write it in one transaction."""
     graph, problems = _parse(path)
-    cache: dict[str, list[tuple[str, str]]] = {}
+    chunks_of: dict[str, Chunks] = {}
+    for document_id in referenced_documents(graph):
+        views = await store.document_chunks(namespace, document_id)
+        chunks_of[document_id] = tuple((v.chunk_id, v.text) for v in views)
+    nodes, relations, report = draft_declared_graph(graph, chunks_of, path, namespace, problems)
+    await store.write_graph(namespace, nodes, relations)
+    return report
+
+
+def draft_declared_graph(
+    graph: DeclaredGraph,
+    chunks_of: Mapping[str, Chunks],
+    path: Path,
+    namespace: str,
+    problems: Sequence[str] = (),
+) -> tuple[list[KnowledgeNode], list[Relation], GraphFileReport]:
+    """Pure: the nodes and relations a declared graph stands for, given the latest chunks of
+    the documents it refers to; raise with every problem (``problems``: found already)."""
+    problems = list(problems)
     nodes: list[KnowledgeNode] = []
     support_of: dict[str, list[tuple[str, str | None]]] = {}
     for node in graph.nodes:
         where = f"node {node.node_id}"
-        support = await _resolve(store, namespace, node.support, where, cache, problems)
-        members = await _resolve(store, namespace, node.members, where, cache, problems)
+        support = _resolve(namespace, node.support, where, chunks_of, problems)
+        members = _resolve(namespace, node.members, where, chunks_of, problems)
         support_of[node.node_id] = support or members
         if support:
             nodes.append(_knowledge(node, node.link, support))
@@ -283,7 +317,7 @@ async def ingest_graph_file(store: GraphStore, path: Path, namespace: str) -> Gr
     relations: list[Relation] = []
     for rel in graph.relations:
         where = f"relation {rel.source} -{rel.relation_type}-> {rel.target}"
-        support = await _resolve(store, namespace, rel.support, where, cache, problems)
+        support = _resolve(namespace, rel.support, where, chunks_of, problems)
         if not rel.support:
             support = support_of.get(rel.source, [])
             if not support:
@@ -295,7 +329,6 @@ async def ingest_graph_file(store: GraphStore, path: Path, namespace: str) -> Gr
         relations.append(Relation(rel.source, rel.target, rel.relation_type, chunk_ids))
     if problems:
         raise _fail(path, problems)
-    await store.write_graph(namespace, nodes, relations)
     report.relations = len(relations)
     report.support_links = sum(len(n.supporting_chunk_ids) for n in nodes)
-    return report
+    return nodes, relations, report

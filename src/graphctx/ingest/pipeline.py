@@ -26,8 +26,9 @@ from graphctx.contract.request import (
 from graphctx.embed import Embedder
 from graphctx.errors import DocumentConflictError, InvalidDocumentError, InvalidRequestError
 from graphctx.ingest.chunking import chunk_document
-from graphctx.ingest.extract.port import ExtractionReport, GraphExtractor, extract_written
+from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport, GraphExtractor
 from graphctx.ingest.loaders import load_path
+from graphctx.ingest.scope_ceiling import check_scope_ceiling, document_scopes
 from graphctx.ingest.source import SourceDocument
 from graphctx.store.namespace_embedder import require_same_embedder
 from graphctx.store.port import GraphStore
@@ -40,6 +41,8 @@ from graphctx.store.records import (
     WriteOutcome,
     check_expectation,
 )
+
+Chunks = tuple[tuple[str, str], ...]  # (chunk_id, text) of one version, in document order
 
 GRAPH_CHECK_TIMEOUT_S = 30.0  # reading whether an unchanged document has its graph
 
@@ -57,7 +60,9 @@ class IngestDefaults:
 
 
 @dataclass(frozen=True)
-class DocumentOutcome:
+class IngestedDocument:
+    """What one document's ingest did (the service's wire model is ``DocumentOutcome``)."""
+
     origin: str
     document_id: str
     outcome: WriteOutcome
@@ -75,7 +80,7 @@ class FileError:
 @dataclass
 class IngestReport:
     namespace: str
-    documents: list[DocumentOutcome] = field(default_factory=list)
+    documents: list[IngestedDocument] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     elapsed_s: float = 0.0
     graph: ExtractionReport | None = None  # when an extractor ran over the written documents
@@ -136,10 +141,11 @@ async def ingest_sources(
     the batch expects what the earlier one wrote.
 
     With an ``extractor``, the documents written (added or new versions) then go through
-    graph extraction, written in one more transaction; unchanged documents keep their graph.
-    An unchanged document whose latest version has no graph at all joins the extraction: an
-    earlier run wrote it and stopped (killed, failed) before its graph transaction committed.
-    So a re-run extracts exactly the batch an uninterrupted run would have, and converges.
+    graph extraction, with the chunk ids their writes returned; the draft is written in one
+    more transaction. Unchanged documents keep their graph. An unchanged document whose
+    latest version has no graph at all joins the extraction: an earlier run wrote it and
+    stopped (killed, failed) before its graph transaction committed. So a re-run extracts
+    exactly the batch an uninterrupted run would have, and converges.
     """
     _validate_defaults(defaults)
     # Refused before anything is embedded; the write transaction checks again, atomically.
@@ -147,11 +153,14 @@ async def ingest_sources(
     require_same_embedder(defaults.namespace, stored, embedder.name)
     report = IngestReport(namespace=defaults.namespace)
     started = time.monotonic()
-    written: list[tuple[SourceDocument, str]] = []
+    to_extract: list[tuple[SourceDocument, str]] = []
+    # Each document's latest chunks (id, text), as its write returned them or as read for
+    # the graph check; every extracted source of that id gets its latest ones.
+    latest_chunks: dict[str, Chunks] = {}
     expectations = None if expected is None else dict(expected)
     for source in tqdm(sources, desc="ingest", unit="doc", disable=not progress, leave=False):
         try:
-            outcome, latest = await _ingest_one(
+            outcome, latest, chunks = await _ingest_one(
                 store, embedder, source, root, defaults, expectations
             )
         except InvalidDocumentError as exc:
@@ -160,19 +169,54 @@ async def ingest_sources(
         if expectations is not None:
             expectations[outcome.document_id] = Expectation(latest)
         report.documents.append(outcome)
-        if outcome.outcome in (WriteOutcome.ADDED, WriteOutcome.NEW_VERSION) or (
-            extractor is not None
-            and await _graph_missing(store, defaults.namespace, outcome.document_id)
-        ):
-            written.append((source, outcome.document_id))
-    if extractor is not None and written:
-        report.graph = await extract_written(store, extractor, defaults.namespace, written, root)
+        if extractor is None:
+            continue
+        if chunks is None:
+            chunks = await _chunks_without_graph(store, defaults.namespace, outcome.document_id)
+        if chunks is not None:
+            latest_chunks[outcome.document_id] = chunks
+            to_extract.append((source, outcome.document_id))
+    if extractor is not None and to_extract:
+        inputs = [
+            extraction_input(source, document_id, latest_chunks[document_id], root)
+            for source, document_id in to_extract
+        ]
+        report.graph = await write_extracted(store, extractor, defaults.namespace, inputs)
     report.elapsed_s = time.monotonic() - started
     return report
 
 
-async def _graph_missing(store: GraphStore, namespace: str, document_id: str) -> bool:
-    """True when no knowledge node is supported by any chunk of the latest version.
+async def write_extracted(
+    store: GraphStore,
+    extractor: GraphExtractor,
+    namespace: str,
+    documents: Sequence[ExtractionInput],
+) -> ExtractionReport:
+    """Run ``extractor`` (in a worker thread: it may block) and write its draft in one
+    transaction; an empty draft writes nothing."""
+    draft = await asyncio.to_thread(extractor.extract, documents)
+    if not draft.empty:
+        await store.write_graph(namespace, draft.nodes, draft.relations)
+    return draft.report
+
+
+def extraction_input(
+    source: SourceDocument, document_id: str, chunks: Chunks, root: Path
+) -> ExtractionInput:
+    """A written document as an extractor sees it."""
+    return ExtractionInput(
+        document_id=document_id,
+        title=source.metadata.title,
+        metadata=dict(source.metadata.extra),
+        relative_path=_relative(source.origin, root),
+        chunks=chunks,
+    )
+
+
+async def _chunks_without_graph(
+    store: GraphStore, namespace: str, document_id: str
+) -> Chunks | None:
+    """The latest version's chunks when no knowledge node is supported by any of them.
 
     The offline extractor gives every document its document node, so then only a document
     whose extraction never committed has none. A document in which an extractor finds
@@ -181,10 +225,20 @@ async def _graph_missing(store: GraphStore, namespace: str, document_id: str) ->
     latest = await store.latest_version(namespace, document_id)
     chunks = await store.document_chunks(namespace, document_id)
     if latest is None or not chunks:
-        return False
+        return None
     deadline = time.monotonic() + GRAPH_CHECK_TIMEOUT_S
     ids = [chunk.chunk_id for chunk in chunks]
-    return not await store.nodes_for_chunks(namespace, ids, latest.scopes, deadline)
+    if await store.nodes_for_chunks(namespace, ids, latest.scopes, deadline):
+        return None
+    return tuple((chunk.chunk_id, chunk.text) for chunk in chunks)
+
+
+def _relative(origin: str, root: Path) -> str | None:
+    path = Path(origin.partition("#")[0])
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return path.name or None
 
 
 def _validate_defaults(defaults: IngestDefaults) -> None:
@@ -204,8 +258,9 @@ async def _ingest_one(
     root: Path,
     defaults: IngestDefaults,
     expectations: Mapping[str, Expectation] | None,
-) -> tuple[DocumentOutcome, StoredVersion | None]:
-    """Write one document; also return its latest version afterwards."""
+) -> tuple[IngestedDocument, StoredVersion | None, Chunks | None]:
+    """Write one document; also return its latest version afterwards and, when this wrote a
+    version (added, new version), that version's chunks as written, in document order."""
     document = build_document(source, root, defaults)
     expected = None
     if expectations is not None:
@@ -219,20 +274,23 @@ async def _ingest_one(
         document.metadata_hash,
         document.scopes,
     ):
-        unchanged = DocumentOutcome(
+        unchanged = IngestedDocument(
             source.origin, document.document_id, WriteOutcome.UNCHANGED, latest.version, 0
         )
-        return unchanged, latest
+        return unchanged, latest, None
     chunks = await asyncio.to_thread(embed_chunks, source, embedder)
     written = await store.write_document(document, chunks, embedder.name, expected=expected)
-    outcome = DocumentOutcome(
+    outcome = IngestedDocument(
         source.origin,
         written.document_id,
         written.outcome,
         written.version,
         written.chunks_written,
     )
-    return outcome, written.latest
+    if written.outcome not in (WriteOutcome.ADDED, WriteOutcome.NEW_VERSION):
+        return outcome, written.latest, None
+    in_order = sorted(zip(written.chunk_ids, chunks, strict=True), key=lambda w: w[1].ordinal)
+    return outcome, written.latest, tuple((chunk_id, chunk.text) for chunk_id, chunk in in_order)
 
 
 def embed_chunks(source: SourceDocument, embedder: Embedder) -> list[NewChunk]:
@@ -257,15 +315,8 @@ def build_document(source: SourceDocument, root: Path, defaults: IngestDefaults)
     except ValueError:
         relative = origin_path.name
     document_id = meta.document_id or (f"{relative}#{fragment}" if fragment else relative)
-    scopes = frozenset(meta.scopes) or frozenset(defaults.scopes)
-    ceiling = defaults.permitted_scopes
-    if ceiling is not None and not scopes <= ceiling:
-        raise InvalidDocumentError(
-            f"{source.origin} names scopes {sorted(scopes - ceiling)} beyond the ones this ingest"
-            f" may write ({sorted(ceiling)})",
-            path=source.origin,
-            code="scope_not_granted",
-        )
+    scopes = document_scopes(source, defaults.scopes)
+    check_scope_ceiling(source, scopes, defaults.permitted_scopes)
     if not scopes:
         raise InvalidDocumentError(
             f"{source.origin} has no scopes: set them in front matter, a sidecar or --scope",

@@ -87,8 +87,8 @@ def _serve(args: argparse.Namespace) -> int:
     import anyio
     import uvicorn
 
+    from graphctx.adapters import build_provider
     from graphctx.server.config import load_settings
-    from graphctx.server.factory import build_provider
     from graphctx.server.http.app import create_app
     from graphctx.server.logs import configure_logging
     from graphctx.server.mcp.transport import serve_stdio

@@ -93,6 +93,8 @@ class WriteResult:
     # The document's latest version after the write: the expectation of a next conditional
     # write of the same id in the same batch.
     latest: StoredVersion | None = None
+    # The ids of the chunks written, in the order they were given (empty when none were).
+    chunk_ids: tuple[str, ...] = ()
 
 
 def check_expectation(expected: Expectation | None, current: StoredVersion | None) -> None:

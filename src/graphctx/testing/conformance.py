@@ -32,6 +32,7 @@ from graphctx.store.records import (
     NewDocument,
     Relation,
     WriteOutcome,
+    WriteResult,
 )
 from graphctx.testing.fixtures import DIM, far_deadline, make_document, paragraphs, unit_vector
 
@@ -206,6 +207,21 @@ class GraphStoreConformance:
         assert outcomes == [WriteOutcome.ADDED, WriteOutcome.UNCHANGED]
         listed = runner.run(store.list_documents(namespace, frozenset({"eng"})))
         assert [(d.document_id, d.chunk_count) for d in listed] == [("d", 1)]
+
+    def test_a_write_returns_the_ids_of_the_chunks_it_wrote(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        """The ingest pipeline builds the graph from these ids without reading them back."""
+
+        def write(text: str) -> WriteResult:
+            doc = make_document(namespace, "d", text, {"eng"})
+            return runner.run(store.write_document(doc, paragraphs(text), "test"))
+
+        first, second, again = write("one\n\ntwo"), write("uno\n\ndos"), write("uno\n\ndos")
+        listed = runner.run(store.document_chunks(namespace, "d"))
+        assert second.chunk_ids == tuple(c.chunk_id for c in listed)
+        assert len(set(first.chunk_ids) | set(second.chunk_ids)) == 4
+        assert (again.outcome, again.chunk_ids) == (WriteOutcome.UNCHANGED, ())
 
     def test_changed_content_supersedes_the_previous_version(
         self, runner: asyncio.Runner, store: GraphStore, namespace: str

@@ -6,8 +6,8 @@ from graphctx.ingest.extract.offline import OfflineExtractor, document_node_id
 from graphctx.ingest.extract.port import (
     ExtractionInput,
     ExtractionReport,
+    GraphDraft,
     GraphExtractor,
-    extract_written,
 )
 from graphctx.ingest.extract.references import Reference, ReferenceKind, find_references
 
@@ -16,13 +16,13 @@ __all__ = [
     "EntityDictionary",
     "ExtractionInput",
     "ExtractionReport",
+    "GraphDraft",
     "GraphExtractor",
     "LlmConceptExtractor",
     "OfflineExtractor",
     "Reference",
     "ReferenceKind",
     "document_node_id",
-    "extract_written",
     "find_mentions",
     "find_references",
 ]

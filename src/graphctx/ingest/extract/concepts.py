@@ -9,15 +9,15 @@ membership encouraged, a role on every PART_OF, plus direct relations between it
 
 Every answer is validated before anything is written: JSON shape, concept types, ids that
 exist, the concept count. A malformed answer is sent back with the problems and retried a
-bounded number of times; a part that still fails is reported and nothing from the run is
-written. Concept ids are namespaced per collection (``concept:<collection>:<part>.<n>``);
-concepts left with fewer than two valid members are dropped as orphans. The report carries
-the fallback rate: the share of items that ended up in no concept.
+bounded number of times; a part that still fails is reported and the run's draft is empty:
+nothing from it is written. Concept ids are namespaced per collection
+(``concept:<collection>:<part>.<n>``); concepts left with fewer than two valid members are
+dropped as orphans. The report carries the fallback rate: the share of items that ended up in
+no concept.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Sequence
@@ -27,9 +27,8 @@ from typing import Any, Final
 from graphctx.contract import NodeKind
 from graphctx.ingest.extract.concept_shape import concept_bounds
 from graphctx.ingest.extract.offline import document_node_id
-from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport
+from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport, GraphDraft
 from graphctx.llm.port import ChatClient, ChatMessage
-from graphctx.store.port import GraphStore
 from graphctx.store.records import PART_OF, SUPPORTS, KnowledgeNode, Relation
 
 __all__ = [
@@ -220,24 +219,22 @@ class LlmConceptExtractor:
             ]
         return None, problems
 
-    async def extract(
-        self, store: GraphStore, namespace: str, documents: Sequence[ExtractionInput]
-    ) -> ExtractionReport:
+    def extract(self, documents: Sequence[ExtractionInput]) -> GraphDraft:
+        """Ask for every part; one part without a usable answer makes the draft empty."""
         report = ExtractionReport(documents=len(documents))
         plans: list[tuple[int, ConceptPlan]] = []
         for index, part in enumerate(self.parts(documents)):
-            plan, problems = await asyncio.to_thread(self.ask, part)
+            plan, problems = self.ask(part)
             if plan is None:
                 report.details.append(
                     f"part {index + 1}: no usable answer after {self.retries + 1} attempts: "
                     + "; ".join(problems[:5])
                 )
                 report.details.append("nothing was written")
-                return report
+                return GraphDraft((), (), report)
             plans.append((index, plan))
         nodes, relations = self.graph(documents, plans, report)
-        await store.write_graph(namespace, nodes, relations)
-        return report
+        return GraphDraft(tuple(nodes), tuple(relations), report)
 
     def graph(
         self,

@@ -17,7 +17,7 @@ are also grouped into Concepts formed offline from their structure, defined term
 citations (:mod:`~graphctx.ingest.extract.offline_concepts`), members linked PART_OF; the
 report carries the concept set's shape and fallback rate. Concepts are formed over the batch
 extracted together: re-ingesting a few changed documents re-forms none of them.
-Everything found is written in one transaction.
+Everything found is one draft, which the pipeline writes in one transaction.
 """
 
 from __future__ import annotations
@@ -33,14 +33,13 @@ from graphctx.ingest.extract.offline_concepts import (
     FormedConcept,
     form_concepts,
 )
-from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport
+from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport, GraphDraft
 from graphctx.ingest.extract.references import (
     ReferenceKind,
     article_key,
     find_references,
     parse_article_label,
 )
-from graphctx.store.port import GraphStore
 from graphctx.store.records import MENTIONS, PART_OF, SUPPORTS, KnowledgeNode, Relation
 
 __all__ = ["ExtractionInput", "ExtractionReport", "OfflineExtractor", "document_node_id"]
@@ -64,8 +63,7 @@ def _node_name(doc: ExtractionInput) -> str:
 
 
 class OfflineExtractor:
-    """References + dictionary mentions (+ optional offline concepts). No model, no I/O
-    beyond the store."""
+    """References + dictionary mentions (+ optional offline concepts). No model, no I/O."""
 
     def __init__(
         self,
@@ -84,13 +82,9 @@ class OfflineExtractor:
         self.max_members = max_members
         self.capitalised_terms = capitalised_terms
 
-    async def extract(
-        self, store: GraphStore, namespace: str, documents: Sequence[ExtractionInput]
-    ) -> ExtractionReport:
+    def extract(self, documents: Sequence[ExtractionInput]) -> GraphDraft:
         nodes, relations, report = self.build(documents)
-        if nodes or relations:
-            await store.write_graph(namespace, nodes, relations)
-        return report
+        return GraphDraft(tuple(nodes), tuple(relations), report)
 
     def build(
         self, documents: Sequence[ExtractionInput]

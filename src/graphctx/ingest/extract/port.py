@@ -1,17 +1,22 @@
-"""What the ingest pipeline hands a graph extractor, and the extractor protocol."""
+"""The graph extractor port: documents in, a graph draft out.
+
+An extractor is handed the documents the ingest just wrote (their chunk ids and texts) and
+returns a :class:`GraphDraft`: the nodes and relations to write, and its report. It is given
+no store and writes nothing; the pipeline writes the draft in one transaction, so a draft is
+all or nothing. ``extract`` is synchronous and may block (the LLM concept extractor asks a
+chat model); the pipeline runs it in a worker thread.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol
 
 from graphctx.ingest.extract.concept_shape import ConceptShape
-from graphctx.ingest.source import SourceDocument
-from graphctx.store.port import GraphStore
+from graphctx.store.records import KnowledgeNode, Relation
 
-__all__ = ["ExtractionInput", "ExtractionReport", "GraphExtractor", "extract_written"]
+__all__ = ["ExtractionInput", "ExtractionReport", "GraphDraft", "GraphExtractor"]
 
 
 @dataclass(frozen=True)
@@ -38,38 +43,20 @@ class ExtractionReport:
     details: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class GraphDraft:
+    """What an extractor found: written in one transaction, or (when empty) not at all."""
+
+    nodes: tuple[KnowledgeNode, ...]
+    relations: tuple[Relation, ...]
+    report: ExtractionReport
+
+    @property
+    def empty(self) -> bool:
+        return not self.nodes and not self.relations
+
+
 class GraphExtractor(Protocol):
-    async def extract(
-        self, store: GraphStore, namespace: str, documents: Sequence[ExtractionInput]
-    ) -> ExtractionReport: ...
-
-
-def _relative(origin: str, root: Path) -> str | None:
-    path = Path(origin.partition("#")[0])
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except (ValueError, OSError):
-        return path.name or None
-
-
-async def extract_written(
-    store: GraphStore,
-    extractor: GraphExtractor,
-    namespace: str,
-    written: Sequence[tuple[SourceDocument, str]],
-    root: Path,
-) -> ExtractionReport:
-    """Run ``extractor`` over the documents just written (their latest chunks)."""
-    inputs = []
-    for source, document_id in written:
-        chunks = await store.document_chunks(namespace, document_id)
-        inputs.append(
-            ExtractionInput(
-                document_id=document_id,
-                title=source.metadata.title,
-                metadata=dict(source.metadata.extra),
-                relative_path=_relative(source.origin, root),
-                chunks=tuple((c.chunk_id, c.text) for c in chunks),
-            )
-        )
-    return await extractor.extract(store, namespace, inputs)
+    def extract(self, documents: Sequence[ExtractionInput]) -> GraphDraft:
+        """The graph for ``documents``; no store, no writes."""
+        ...

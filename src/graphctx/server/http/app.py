@@ -15,8 +15,7 @@ from starlette.routing import Route
 from graphctx.provider import ContextProvider
 from graphctx.server.auth import Authenticator
 from graphctx.server.config import ServiceSettings
-from graphctx.server.factory import warm_up
-from graphctx.server.grants import ConfigGrants
+from graphctx.server.factory import compose_service, warm_up
 from graphctx.server.http import documents, routes
 from graphctx.server.http.deps import AppServices
 from graphctx.server.http.errors import install_error_handlers
@@ -26,7 +25,6 @@ from graphctx.server.http.openapi import install_openapi
 from graphctx.server.mcp.transport import McpHttpEndpoint
 from graphctx.server.metrics import Metrics
 from graphctx.server.ratelimit import TokenBucketLimiter
-from graphctx.server.service import GraphctxService
 from graphctx.server.ui.routes import install_ui
 
 __all__ = ["create_app"]
@@ -35,13 +33,10 @@ API_VERSION = "1.0.0"
 
 
 def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
-    if not isinstance(provider.grants, ConfigGrants):
-        # The service never trusts caller-asserted scopes: grants come from the auth config
-        # (any grants the provider already had can only narrow them further).
-        provider.grants = ConfigGrants(settings, narrower=provider.grants)
     metrics = Metrics()
     limits = settings.limits
-    service = GraphctxService(provider, limits, metrics)
+    service = compose_service(settings, provider, metrics)  # grants from the auth config
+    served = service.provider
     mcp_endpoint = McpHttpEndpoint(service, limits.max_body_bytes) if settings.mcp_http else None
     authenticator = Authenticator(settings)
     limiter = TokenBucketLimiter(limits.rate_per_second, limits.rate_burst)
@@ -49,9 +44,9 @@ def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
-            await provider.aopen()
-            stack.push_async_callback(provider.aclose)
-            await warm_up(provider)
+            await served.aopen()
+            stack.push_async_callback(served.aclose)
+            await warm_up(served)
             if mcp_endpoint is not None:
                 await stack.enter_async_context(mcp_endpoint.manager.run())
             yield

@@ -22,8 +22,7 @@ from graphctx.errors import ConfigurationError, GraphctxError
 from graphctx.provider import ContextProvider
 from graphctx.server.auth import Authenticator, Identity
 from graphctx.server.config import ServiceSettings
-from graphctx.server.factory import warm_up
-from graphctx.server.grants import ConfigGrants
+from graphctx.server.factory import compose_service, warm_up
 from graphctx.server.mcp.tools import build_mcp_server
 from graphctx.server.metrics import Metrics
 from graphctx.server.service import GraphctxService
@@ -72,14 +71,13 @@ async def serve_stdio(settings: ServiceSettings, provider: ContextProvider) -> N
         raise ConfigurationError(
             f"GRAPHCTX_MCP_STDIO_KEY is not a valid key: {exc.message}"
         ) from exc
-    if not isinstance(provider.grants, ConfigGrants):
-        provider.grants = ConfigGrants(settings, narrower=provider.grants)
-    service = GraphctxService(provider, settings.limits, Metrics())
+    service = compose_service(settings, provider, Metrics())  # grants from the auth config
+    served = service.provider
     server = build_mcp_server(service, lambda ctx: identity)
-    await provider.aopen()
+    await served.aopen()
     try:
-        await warm_up(provider)
+        await warm_up(served)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
-        await provider.aclose()
+        await served.aclose()

@@ -2,9 +2,9 @@
 
 Every bundle comes from ``GraphctxService.retrieve``: the same authorisation, caps, slots and
 metrics as ``POST /v1/context``. The one extra read is the surrounding text of each item,
-taken from ``store.document_chunks`` and filtered with the request's effective scopes, which
-are computed by the provider's own rule (:func:`graphctx.retrieve.authorize.effective_scopes`
-over the provider's grants, with the caller's identity bound) - never by a rule of our own.
+from ``GraphctxService.surrounding``: the same authorisation again, then the provider's scoped
+call (:meth:`graphctx.provider.ContextProvider.asurrounding_text`: the provider's effective
+scopes, the output gate's re-check) - never a rule of our own.
 """
 
 from __future__ import annotations
@@ -15,16 +15,13 @@ from dataclasses import dataclass
 
 from graphctx.contract import ContextResponse, EvidenceItem
 from graphctx.errors import GraphctxError
-from graphctx.retrieve.authorize import effective_scopes
+from graphctx.retrieve.surrounding import Surrounding
 from graphctx.server.auth import Identity
 from graphctx.server.config import ServiceSettings
-from graphctx.server.grants import bind_identity
 from graphctx.server.http.errors import problem_for
 from graphctx.server.logs import log_event
 from graphctx.server.service import GraphctxService
 from graphctx.server.ui.state import SearchState
-from graphctx.server.ui.surrounding import Surrounding, build_surrounding
-from graphctx.store.records import ChunkView
 
 __all__ = ["Comparison", "ItemView", "Outcome", "compare", "principals_in", "search"]
 
@@ -78,14 +75,11 @@ async def search(
         chosen = tuple(sorted(scopes if scopes is not None else state.scopes or grant.scopes))
         request = state.request_for(principal, chosen, trace_id)
         response = await service.retrieve(identity, request, face="ui")
-        with bind_identity(identity):
-            visible = effective_scopes(
-                service.provider.grants,
-                request.namespace,
-                principal,
-                sorted(grant.scopes.intersection(request.allowed_scopes)),
-            )
-        items = await _item_views(service, request.namespace, response, visible)
+        contexts = await service.surrounding(identity, request, response.items)
+        items = tuple(
+            ItemView(item, context.title, context.surrounding)
+            for item, context in zip(response.items, contexts, strict=True)
+        )
     except GraphctxError as exc:
         return Outcome(principal, tuple(scopes or state.scopes), error=_explain(service, exc))
     return Outcome(principal, chosen, response, items)
@@ -126,28 +120,6 @@ def principals_in(settings: ServiceSettings, project: str) -> dict[str, frozense
         if grant is not None:
             found[entry.principal] = found.get(entry.principal, frozenset()) | set(grant.scopes)
     return dict(sorted(found.items()))
-
-
-async def _item_views(
-    service: GraphctxService,
-    namespace: str,
-    response: ContextResponse,
-    visible: frozenset[str],
-) -> tuple[ItemView, ...]:
-    chunks_of: dict[str, list[ChunkView]] = {}
-    views: list[ItemView] = []
-    for item in response.items:
-        if item.document_id not in chunks_of:
-            chunks_of[item.document_id] = await service.provider.store.document_chunks(
-                namespace, item.document_id
-            )
-        chunks = chunks_of[item.document_id]
-        surrounding = build_surrounding(item, chunks, visible)
-        title = next(
-            (c.title for c in chunks if c.chunk_id == item.chunk_id and c.scopes & visible), None
-        )
-        views.append(ItemView(item, title, surrounding))
-    return tuple(views)
 
 
 def _explain(service: GraphctxService, exc: GraphctxError) -> str:

@@ -222,7 +222,8 @@ async def write_document(
         document.metadata_hash,
         document.scopes,
     )
-    return WriteResult(outcome, document.document_id, version, len(rows), latest)
+    chunk_ids = tuple(str(row["chunk_id"]) for row in rows)
+    return WriteResult(outcome, document.document_id, version, len(rows), latest, chunk_ids)
 
 
 async def delete_document(

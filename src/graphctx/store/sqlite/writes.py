@@ -149,8 +149,7 @@ def write_document_version(
             "INSERT INTO document_scopes (scope, doc) VALUES (?, ?)",
             [(scope, doc_rowid) for scope in sorted(document.scopes)],
         )
-    for chunk in chunks:
-        _insert_chunk(conn, document, doc_rowid, seq, chunk)
+    chunk_ids = tuple(_insert_chunk(conn, document, doc_rowid, seq, chunk) for chunk in chunks)
     outcome = WriteOutcome.ADDED if previous is None else WriteOutcome.NEW_VERSION
     latest = StoredVersion(
         document.document_id,
@@ -160,7 +159,7 @@ def write_document_version(
         document.metadata_hash,
         document.scopes,
     )
-    return WriteResult(outcome, document.document_id, version, len(chunks), latest)
+    return WriteResult(outcome, document.document_id, version, len(chunks), latest, chunk_ids)
 
 
 def _insert_document(conn: sqlite3.Connection, d: NewDocument, version: str, seq: int) -> int:
@@ -196,15 +195,17 @@ def _insert_document(conn: sqlite3.Connection, d: NewDocument, version: str, seq
 
 def _insert_chunk(
     conn: sqlite3.Connection, d: NewDocument, doc_rowid: int, seq: int, chunk: NewChunk
-) -> None:
+) -> str:
+    """Insert and index one chunk; return its id."""
     if d.text[chunk.start_char : chunk.end_char] != chunk.text:
         raise ValueError(f"chunk {chunk.ordinal} of {d.document_id} does not match its span")
     embedding = np.ascontiguousarray(chunk.embedding, dtype=np.float32)
+    chunk_id = f"{d.document_id}@{seq}#{chunk.ordinal}"
     cursor = conn.execute(
         """INSERT INTO chunks (chunk_id, namespace, doc, ordinal, start_char, end_char, text,
                heading_path, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (
-            f"{d.document_id}@{seq}#{chunk.ordinal}",
+            chunk_id,
             d.namespace,
             doc_rowid,
             chunk.ordinal,
@@ -222,6 +223,7 @@ def _insert_chunk(
         cursor.lastrowid,
         " ".join([*chunk.heading_path, d.title or "", chunk.text]),
     )
+    return chunk_id
 
 
 def _count_layout_change(conn: sqlite3.Connection) -> None:

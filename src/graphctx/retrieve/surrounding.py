@@ -1,23 +1,34 @@
 """The document text around an evidence item, rebuilt only from chunks the request may see.
 
-``store.document_chunks`` is an unscoped write-path read, so every chunk is filtered here with
-the rule of the output gate (:mod:`graphctx.retrieve.gate`): a chunk is shown only when its
-scopes intersect the request's effective scopes. Chunks of another document version than the
-item's are ignored (the item's span indexes its own version's text), and so is anything that
-does not reproduce the item's content exactly at its span: context is then omitted, never
-guessed.
+:func:`surrounding_text` lists the item's document with ``store.document_chunks`` (an
+unscoped write-path read) and passes those chunks through the output gate's re-check
+(:func:`graphctx.retrieve.gate.recheck_visible`: a re-read with the effective scopes inside
+the store query, then the gate's rule). :func:`build_surrounding` applies the same rule
+(:func:`graphctx.retrieve.gate.is_visible`) to whatever it is given. Chunks of another
+document version than the item's are ignored (the item's span indexes its own version's
+text), and so is anything that does not reproduce the item's content exactly at its span:
+context is then omitted, never guessed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from graphctx.contract import EvidenceItem
+from graphctx.retrieve.gate import is_visible, recheck_visible
+from graphctx.store.port import GraphStore, StageTimeout
 from graphctx.store.records import ChunkView
 
-__all__ = ["CONTEXT_CHARS", "Surrounding", "build_surrounding", "visible_chunks"]
+__all__ = [
+    "CONTEXT_CHARS",
+    "ItemContext",
+    "Surrounding",
+    "build_surrounding",
+    "surrounding_text",
+    "visible_chunks",
+]
 
 CONTEXT_CHARS: Final = 600  # document characters shown on each side of the span
 
@@ -33,6 +44,14 @@ class Surrounding:
     # not even the existence of hidden text shows.
     truncated_before: bool
     truncated_after: bool
+
+
+@dataclass(frozen=True)
+class ItemContext:
+    """What a reader sees around one item: its chunk's title and the surrounding text."""
+
+    title: str | None
+    surrounding: Surrounding | None
 
 
 @dataclass(frozen=True)
@@ -55,7 +74,7 @@ def visible_chunks(
         if c.document_id == item.document_id
         and c.document_version == item.document_version
         and c.source_uri == item.source_uri
-        and bool(c.scopes & scopes)
+        and is_visible(c, scopes)
         and len(c.text) == c.end_char - c.start_char
     ]
 
@@ -84,6 +103,33 @@ def build_surrounding(
         truncated_before=first > home.start or home is not segments[0],
         truncated_after=last < home.end or home is not segments[-1],
     )
+
+
+async def surrounding_text(
+    store: GraphStore,
+    namespace: str,
+    items: Sequence[EvidenceItem],
+    scopes: frozenset[str],
+    deadline_at: float,
+) -> list[ItemContext]:
+    """Title and surrounding text of each item, from chunks the gate confirms for ``scopes``.
+
+    A document whose re-check runs out of time contributes nothing (context is omitted)."""
+    visible_of: dict[str, list[ChunkView]] = {}
+    contexts: list[ItemContext] = []
+    for item in items:
+        if item.document_id not in visible_of:
+            listed = await store.document_chunks(namespace, item.document_id)
+            try:
+                visible_of[item.document_id] = await recheck_visible(
+                    store, namespace, listed, scopes, deadline_at
+                )
+            except StageTimeout:
+                visible_of[item.document_id] = []
+        visible = visible_of[item.document_id]
+        title = next((c.title for c in visible if c.chunk_id == item.chunk_id), None)
+        contexts.append(ItemContext(title, build_surrounding(item, visible, scopes)))
+    return contexts
 
 
 def _merge(chunks: list[ChunkView]) -> list[_Segment]:
