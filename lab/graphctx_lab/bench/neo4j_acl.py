@@ -1,8 +1,8 @@
 """Measure graphctx's strict ACL filters on a real Neo4j: latency and exactness.
 
-    python tools/neo4j/bench_acl.py                     # throwaway server, 20k chunks
-    python tools/neo4j/bench_acl.py --chunks 5000 --report /tmp/acl.md
-    NEO4J_URI=... NEO4J_PASSWORD=... python tools/neo4j/bench_acl.py --use-env
+    python -m graphctx_lab.bench.neo4j_acl                     # throwaway server, 20k chunks
+    python -m graphctx_lab.bench.neo4j_acl --chunks 5000 --report /tmp/acl.md
+    NEO4J_URI=... NEO4J_PASSWORD=... python -m graphctx_lab.bench.neo4j_acl --use-env
 
 Writes a synthetic namespace through ``Neo4jGraphStore`` (documents of 10 chunks, ``--scopes``
 scopes, 20% of documents carry a second scope, clustered embeddings, topic words in the text),
@@ -25,10 +25,8 @@ import asyncio
 import contextlib
 import functools
 import hashlib
-import importlib.util
 import os
 import statistics
-import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -43,6 +41,7 @@ from graphctx.store.neo4j import Neo4jGraphStore, VectorStrategy, queries
 from graphctx.store.neo4j.acl import lucene_query
 from graphctx.store.records import ChunkHit, DocumentDates, NewChunk, NewDocument
 from graphctx.store.sqlite.lexical import query_terms
+from graphctx_lab.neo4j_launcher import running_neo4j
 
 CHUNKS_PER_DOC = 10
 TOPICS = 100
@@ -103,18 +102,6 @@ class Row:
         )
 
 
-def _server_module() -> Any:
-    name = "graphctx_neo4j_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("server.py"))
-        if spec is None or spec.loader is None:
-            raise ImportError("cannot load server.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 @contextlib.contextmanager
 def server_location(use_env: bool) -> Iterator[tuple[str, tuple[str, str], str, str]]:
     if use_env:
@@ -125,7 +112,7 @@ def server_location(use_env: bool) -> Iterator[tuple[str, tuple[str, str], str, 
             "from NEO4J_URI",
         )
         return
-    with _server_module().running_neo4j() as server:
+    with running_neo4j() as server:
         yield server.uri, server.auth, server.database, f"Neo4j {server.version} (throwaway)"
 
 

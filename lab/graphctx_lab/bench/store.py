@@ -84,7 +84,7 @@ def load_passages(data: Path) -> tuple[list[Passage], list[str]]:
 def run_bench(out: Path, *, sizes: list[int], queries: int, data: Path | None = None) -> int:
     passages, questions = load_passages(data or default_data_dir())
     embedder = UniversalSentenceEncoderEmbedder()
-    vectors, embed_rate = _embed_unique(embedder, passages)
+    vectors, embed_rate = embed_unique(embedder, passages)
     out.mkdir(parents=True, exist_ok=True)
     results = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
@@ -103,7 +103,7 @@ def run_bench(out: Path, *, sizes: list[int], queries: int, data: Path | None = 
     return 0
 
 
-def _embed_unique(
+def embed_unique(
     embedder: UniversalSentenceEncoderEmbedder, passages: list[Passage]
 ) -> tuple[list[Vector], float]:
     texts = [p.text for p in passages]
@@ -153,8 +153,8 @@ async def _bench_size(
         "store_write_chunks_per_s": round(write_rate, 1),
         "ingest_chunks_per_s_derived": round(1 / (1 / embed_rate + 1 / write_rate), 1),
         "queries": len(latencies),
-        "retrieve_ms": _percentiles(latencies),
-        "stage_ms": {name: _percentiles(values) for name, values in sorted(stages.items())},
+        "retrieve_ms": percentiles(latencies),
+        "stage_ms": {name: percentiles(values) for name, values in sorted(stages.items())},
         "store_bytes": db_bytes,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
@@ -186,7 +186,7 @@ async def _run_queries(
     return latencies, stages
 
 
-def _percentiles(values: list[float]) -> dict[str, float]:
+def percentiles(values: list[float]) -> dict[str, float]:
     if not values:
         return {}
     cuts = statistics.quantiles(values, n=100, method="inclusive")

@@ -1,12 +1,12 @@
 """Concurrent ingest and retrieval on one embedded store file: never torn, never blocked.
 
 ``ingest-while-retrieving`` (one process, as the service ingesting through its API): a writer
-with its own store instance (:mod:`graphctx.chaos.ingest_writer`) writes every document of
+with its own store instance (:mod:`graphctx_lab.chaos.ingest_writer`) writes every document of
 pass 2, then pass 1, then pass 2 (new versions, scope-only changes, additions), deleting a
 few documents and writing them again each round, while ``READERS`` threads retrieve through
 one provider and a probe snapshots the whole store. ``ingest-process-while-retrieving`` (two
 processes, as the service and a CLI ingest): the real ingest child
-(:mod:`graphctx.chaos.ingest_driver`) runs pass 2 while the same readers and probe run in
+(:mod:`graphctx_lab.chaos.ingest_driver`) runs pass 2 while the same readers and probe run in
 this process; the store must then equal the uninterrupted reference.
 
 Never torn: every item is its span of a text its document was written with and labels at
@@ -26,7 +26,7 @@ other jobs on the shared 2-core machine, which moves an idle p95 by up to half b
 windows seconds apart; idle and write windows alternate so both see the same drift. A
 reader that did wait on the writer (a lock held across a batch, a rollback journal) would
 wait for a series of transactions and blow through it. The writer is paced like a real
-ingest (:class:`~graphctx.chaos.ingest_writer.PacedWriter`).
+ingest (:class:`~graphctx_lab.chaos.ingest_writer.PacedWriter`).
 
 Measured (2 cores shared with other jobs, load average ~5; ``graphctx chaos --scenario
 ingest-while-retrieving``, 5 trials, 3 readers; a trial makes ~190 write transactions on a
@@ -44,26 +44,26 @@ import random
 from collections.abc import Callable, Iterator
 
 from graphctx.adapters import build_provider
-from graphctx.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE, SCOPES
-from graphctx.chaos.ingest_driver import IngestChild
-from graphctx.chaos.ingest_reference import (
+from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode, UnanswerableReason
+from graphctx.provider import ContextProvider
+from graphctx_lab.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE, SCOPES
+from graphctx_lab.chaos.ingest_driver import IngestChild
+from graphctx_lab.chaos.ingest_reference import (
     IngestReference,
     build_reference,
     copy_store,
     discard_store,
 )
-from graphctx.chaos.ingest_writer import PacedWriter, PreparedDocument, prepare_documents
-from graphctx.chaos.scenario import ChaosEnv, FunctionScenario, Scenario, Trial, TrialRunner
-from graphctx.chaos.sqlite_checks import (
+from graphctx_lab.chaos.ingest_writer import PacedWriter, PreparedDocument, prepare_documents
+from graphctx_lab.chaos.scenario import ChaosEnv, FunctionScenario, Scenario, Trial, TrialRunner
+from graphctx_lab.chaos.sqlite_checks import (
     content_problems,
     response_problems,
     snapshot_problems,
     torn_store_problems,
 )
-from graphctx.chaos.sqlite_readers import Probe, ReaderLoad, WindowResult, p95
-from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode, UnanswerableReason
-from graphctx.provider import ContextProvider
-from graphctx.store.sqlite.digest import read_snapshot
+from graphctx_lab.chaos.sqlite_digest import read_snapshot
+from graphctx_lab.chaos.sqlite_readers import Probe, ReaderLoad, WindowResult, p95
 
 __all__ = ["SCENARIOS", "SCHEDULING_ALLOWANCE_MS"]
 

@@ -1,12 +1,12 @@
 """``ingest-sigkill``: SIGKILL the real ingest at random moments; the store stays whole.
 
-Set-up (once): write a two-pass corpus (:mod:`graphctx.chaos.ingest_corpus`), then ingest it
+Set-up (once): write a two-pass corpus (:mod:`graphctx_lab.chaos.ingest_corpus`), then ingest it
 uninterrupted, pass 1 into an empty store and pass 2 on top, each in a child process, and
-snapshot both reference stores (:mod:`graphctx.store.sqlite.digest`).
+snapshot both reference stores (:mod:`graphctx_lab.chaos.sqlite_digest`).
 
 A trial starts from an empty store (even trials, pass 1) or from a copy of the pass-1
 reference (odd trials, pass 2: supersession, scope-only and metadata-only changes). It runs
-the ingest child (:mod:`graphctx.chaos.ingest_driver`) ``KILLS_PER_TRIAL`` times, each time
+the ingest child (:mod:`graphctx_lab.chaos.ingest_driver`) ``KILLS_PER_TRIAL`` times, each time
 SIGKILLing it after a delay drawn from the trial's rng over the time the reference needed for
 the work still left; after every kill it checks, with no ingest running:
 
@@ -22,7 +22,7 @@ the work still left; after every kill it checks, with no ingest running:
     between leaves whole versions awaiting their graph (counted in the report);
 
 then runs the ingest to completion and checks (c): the canonical digest equals the
-reference's for that pass (exclusions: see :mod:`graphctx.store.sqlite.digest`). Before the
+reference's for that pass (exclusions: see :mod:`graphctx_lab.chaos.sqlite_digest`). Before the
 fix in :func:`graphctx.ingest.pipeline.ingest_sources`, (c) failed whenever a kill landed in
 that window: the re-run found every document unchanged and never extracted the graph.
 
@@ -37,19 +37,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from graphctx.adapters import build_provider
-from graphctx.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE, SCOPES
-from graphctx.chaos.ingest_driver import IngestChild, run_ingest_to_completion
-from graphctx.chaos.ingest_reference import (
+from graphctx.contract import ContextRequest, RetrievalMode
+from graphctx_lab.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE, SCOPES
+from graphctx_lab.chaos.ingest_driver import IngestChild, run_ingest_to_completion
+from graphctx_lab.chaos.ingest_reference import (
     IngestPass,
     IngestReference,
     build_reference,
     copy_store,
     discard_store,
 )
-from graphctx.chaos.scenario import ChaosEnv, FunctionScenario, Scenario, Trial, TrialRunner
-from graphctx.chaos.sqlite_checks import response_problems, snapshot_problems
-from graphctx.contract import ContextRequest, RetrievalMode
-from graphctx.store.sqlite.digest import StoreSnapshot, integrity_problems, read_snapshot
+from graphctx_lab.chaos.scenario import ChaosEnv, FunctionScenario, Scenario, Trial, TrialRunner
+from graphctx_lab.chaos.sqlite_checks import response_problems, snapshot_problems
+from graphctx_lab.chaos.sqlite_digest import StoreSnapshot, integrity_problems, read_snapshot
 
 __all__ = ["SCENARIOS"]
 

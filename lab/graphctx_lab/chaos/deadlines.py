@@ -1,7 +1,7 @@
 """Deadlines under injected store latency, and a failed retriever that must not fail the request.
 
 Both scenarios run the real pipeline over the real embedded store (:mod:`fault_corpus`),
-wrapped in :class:`~graphctx.chaos.faulty_store.FaultyStore`.
+wrapped in :class:`~graphctx.testing.faulty_store.FaultyStore`.
 
 ``deadline-under-latency``: random ``timeout_ms`` (50-2000) and random stalls on every read
 the pipeline makes — short ones, ones past the deadline, hangs of 5-30 s in a blocked worker
@@ -19,8 +19,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from graphctx.chaos.fault_corpus import DemoCorpus, demo_corpus, leaks_of
-from graphctx.chaos.faulty_store import (
+from graphctx.contract import ContextResponse, RetrievalMode, StageStatus, UnanswerableReason
+from graphctx.errors import GraphctxError, StoreUnavailableError
+from graphctx.provider import ContextProvider
+from graphctx.retrieve.authorize import CallerAssertedGrants
+from graphctx.testing.faulty_store import (
     READ_METHODS,
     Fault,
     FaultKind,
@@ -28,11 +31,8 @@ from graphctx.chaos.faulty_store import (
     FaultyStore,
     random_plan,
 )
-from graphctx.chaos.scenario import ChaosEnv, FunctionScenario, Scenario, Trial, TrialRunner
-from graphctx.contract import ContextResponse, RetrievalMode, StageStatus, UnanswerableReason
-from graphctx.errors import GraphctxError, StoreUnavailableError
-from graphctx.provider import ContextProvider
-from graphctx.retrieve.authorize import CallerAssertedGrants
+from graphctx_lab.chaos.fault_corpus import DemoCorpus, demo_corpus, leaks_of
+from graphctx_lab.chaos.scenario import ChaosEnv, FunctionScenario, Scenario, Trial, TrialRunner
 
 __all__ = ["OVERRUN_BOUND_MS", "SCENARIOS"]
 

@@ -1,6 +1,6 @@
 """The real HTTP service on a loopback socket, over a store file the store-fault scenarios break.
 
-The corpus and keys are those of :mod:`graphctx.server.testing` (two projects, three keys);
+The corpus and keys are those of :mod:`graphctx.testing.service` (two projects, three keys);
 each trial serves its own copy of a store ingested once, so a fault never outlives its trial.
 """
 
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key
-from graphctx.server.runner import serve_in_thread
-from graphctx.server.testing import Harness, service_settings, unopened_provider, write_corpus
+from graphctx.testing.serve import serve_in_thread
+from graphctx.testing.service import Harness, service_settings, unopened_provider, write_corpus
 
 if TYPE_CHECKING:
     import httpx

@@ -1,6 +1,6 @@
 """The ingest a chaos scenario kills: a child process running the real ingest pipeline.
 
-Child side (``python -m graphctx.chaos.ingest_driver STORE FOLDER``): open the store exactly as
+Child side (``python -m graphctx_lab.chaos.ingest_driver STORE FOLDER``): open the store exactly as
 ``graphctx ingest --extract-graph`` does (same adapters, the default embedder, the offline
 graph extractor), print ``opened`` once the store
 and the embedder are ready, ingest the folder, print the report's counts as JSON. The
@@ -132,8 +132,8 @@ def run_ingest_to_completion(store: Path, folder: Path) -> IngestRun:
 
 def _main(store: Path, folder: Path) -> int:
     from graphctx.adapters import open_provider
-    from graphctx.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE
     from graphctx.ingest.extract.offline import OfflineExtractor
+    from graphctx_lab.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE
 
     with open_provider(store) as provider:
         provider.embedder.embed_documents(["warm up"])  # load the model before ``opened``

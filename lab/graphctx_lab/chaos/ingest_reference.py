@@ -13,11 +13,11 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphctx.chaos.ingest_corpus import write_corpus
-from graphctx.chaos.ingest_driver import run_ingest_to_completion
-from graphctx.chaos.sqlite_checks import KnownVersions
 from graphctx.embed import Embedder, UniversalSentenceEncoderEmbedder
-from graphctx.store.sqlite.digest import StoreSnapshot, read_snapshot
+from graphctx_lab.chaos.ingest_corpus import write_corpus
+from graphctx_lab.chaos.ingest_driver import run_ingest_to_completion
+from graphctx_lab.chaos.sqlite_checks import KnownVersions
+from graphctx_lab.chaos.sqlite_digest import StoreSnapshot, read_snapshot
 
 __all__ = ["IngestPass", "IngestReference", "build_reference", "copy_store", "discard_store"]
 

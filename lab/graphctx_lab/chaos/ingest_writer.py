@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
-from graphctx.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE
-from graphctx.chaos.ingest_driver import SOURCE_URI_PREFIX
 from graphctx.embed import Embedder
 from graphctx.ingest.loaders import load_path
 from graphctx.ingest.pipeline import IngestDefaults, build_document, embed_chunks
 from graphctx.store.records import NewChunk, NewDocument
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx_lab.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE
+from graphctx_lab.chaos.ingest_driver import SOURCE_URI_PREFIX
 
 __all__ = ["PacedWriter", "PreparedDocument", "WriterReport", "prepare_documents"]
 

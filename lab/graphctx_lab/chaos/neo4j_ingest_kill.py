@@ -1,7 +1,7 @@
 """Scenario ``neo4j-killed-ingest``: SIGKILL the server mid-ingest; nothing is half-written.
 
 Set-up ingests a generated corpus once, uninterrupted, into a reference namespace and keeps
-its digest (:mod:`graphctx.chaos.neo4j_digest`). Each trial ingests the same corpus into its
+its digest (:mod:`graphctx_lab.chaos.neo4j_digest`). Each trial ingests the same corpus into its
 own namespace through the GraphStore port, kills the server (SIGKILL: no shutdown, recovery
 from the transaction log) once a random number of documents is committed, and checks:
 
@@ -23,15 +23,15 @@ from typing import Final
 
 import neo4j
 
-from graphctx.chaos.neo4j_digest import audit_namespace, namespace_digest
-from graphctx.chaos.neo4j_server import ChaosNeo4j
-from graphctx.chaos.neo4j_service import neo4j_provider
-from graphctx.chaos.scenario import ChaosEnv, FunctionScenario, Trial, TrialRunner
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.errors import StoreUnavailableError
 from graphctx.ingest.pipeline import IngestReport
 from graphctx.provider import ContextProvider
 from graphctx.store.neo4j.sessions import WRITE_TX_METADATA
+from graphctx_lab.chaos.neo4j_digest import audit_namespace, namespace_digest
+from graphctx_lab.chaos.neo4j_server import ChaosNeo4j
+from graphctx_lab.chaos.neo4j_service import neo4j_provider
+from graphctx_lab.chaos.scenario import ChaosEnv, FunctionScenario, Trial, TrialRunner
 
 __all__ = ["SCENARIO", "write_kill_corpus"]
 

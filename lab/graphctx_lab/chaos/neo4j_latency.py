@@ -1,6 +1,6 @@
 """Scenario ``neo4j-deadline-under-latency``: deadlines hold when the network to Neo4j misbehaves.
 
-The provider talks to the server through :class:`~graphctx.chaos.tcp_proxy.TcpProxy` (real
+The provider talks to the server through :class:`~graphctx_lab.chaos.tcp_proxy.TcpProxy` (real
 sockets; ``bolt://``, see the proxy's docstring). Each trial draws ``timeout_ms`` in
 [100, 2000] and one fault: latency on every relayed chunk, a stall from the start (a server
 that never answers: its transaction timeout cannot fire), a stall part-way through, or every
@@ -21,13 +21,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Final
 
-from graphctx.chaos.neo4j_service import ANSWERABLE_QUERY, ingest_corpus, neo4j_provider
-from graphctx.chaos.scenario import ChaosEnv, FunctionScenario, Trial, TrialRunner
-from graphctx.chaos.tcp_proxy import TcpProxy
 from graphctx.contract import ContextRequest, ContextResponse, StageStatus
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.errors import StoreUnavailableError
 from graphctx.provider import ContextProvider
+from graphctx_lab.chaos.neo4j_service import ANSWERABLE_QUERY, ingest_corpus, neo4j_provider
+from graphctx_lab.chaos.scenario import ChaosEnv, FunctionScenario, Trial, TrialRunner
+from graphctx_lab.chaos.tcp_proxy import TcpProxy
 
 __all__ = ["SCENARIO"]
 

@@ -31,12 +31,12 @@ from typing import Any, Final
 
 import httpx
 
-from graphctx.chaos.neo4j_server import ChaosNeo4j
-from graphctx.chaos.neo4j_service import ServiceOnNeo4j, ingest_corpus, service_on_neo4j
-from graphctx.chaos.scenario import ChaosEnv, FunctionScenario, Trial, TrialRunner
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.errors import StoreUnavailableError
 from graphctx.store.neo4j import Neo4jGraphStore
+from graphctx_lab.chaos.neo4j_server import ChaosNeo4j
+from graphctx_lab.chaos.neo4j_service import ServiceOnNeo4j, ingest_corpus, service_on_neo4j
+from graphctx_lab.chaos.scenario import ChaosEnv, FunctionScenario, Trial, TrialRunner
 
 __all__ = ["SCENARIO"]
 

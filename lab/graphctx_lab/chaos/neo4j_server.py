@@ -1,8 +1,8 @@
 """A dedicated, restartable Neo4j server for the chaos scenarios (``ChaosEnv.neo4j``).
 
-The server process comes from ``tools/neo4j/restart.py`` (Neo4j Community from Maven Central
-jars, no Docker), so this only works from a source checkout with Java 21+ and Maven (or a
-warm jar cache). :func:`neo4j_server_factory` checks that up front and raises
+The server process comes from :mod:`graphctx_lab.neo4j_launcher.restart` (Neo4j Community from
+Maven Central jars, no Docker), so this only works with Java 21+ and Maven (or a warm jar
+cache). :func:`neo4j_server_factory` checks that up front and raises
 ``ConfigurationError`` with the reason, so ``graphctx chaos`` can skip the Neo4j scenarios
 (or fail under ``--neo4j require``) before any scenario starts.
 
@@ -18,14 +18,18 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Final, Protocol
 
 import neo4j
 import neo4j.exceptions as neo4j_errors
 
 from graphctx.errors import ConfigurationError
-from graphctx.testing.neo4j_tools import TOOLS_DIR, load_neo4j_tool
+from graphctx_lab.neo4j_launcher import (
+    Neo4jUnavailable,
+    find_java,
+    jars_cached,
+    restartable_neo4j,
+)
 
 __all__ = ["ChaosNeo4j", "neo4j_server_factory"]
 
@@ -35,15 +39,17 @@ PROBE_TIMEOUT_S: Final = 2.0
 
 
 class RestartableProcess(Protocol):
-    """What ``tools/neo4j/restart.py``'s ``RestartableNeo4j`` offers (loaded by path)."""
+    """What the launcher's ``RestartableNeo4j`` offers (a protocol, so tests can hand in others)."""
 
     @property
     def uri(self) -> str: ...
 
     bolt_port: int
     user: str
-    password: str
     database: str
+
+    @property
+    def password(self) -> str: ...
 
     @property
     def running(self) -> bool: ...
@@ -125,30 +131,24 @@ def wait_until_queryable(server: ChaosNeo4j, deadline: float) -> None:
 def neo4j_server_factory() -> Callable[[], AbstractContextManager[ChaosNeo4j]]:
     """A zero-argument callable starting a dedicated server per call (one per scenario).
 
-    Raises ``ConfigurationError`` when no server can be provided here: not a source checkout
-    (``tools/neo4j`` missing), no Java 21+, or neither cached jars nor Maven.
+    Raises ``ConfigurationError`` when no server can be provided here: no Java 21+, or
+    neither cached jars nor Maven.
     """
-    if not (TOOLS_DIR / "restart.py").is_file() or not (TOOLS_DIR / "server.py").is_file():
-        raise ConfigurationError(
-            f"the Neo4j chaos scenarios need a source checkout ({TOOLS_DIR} is missing)"
-        )
-    restart = load_neo4j_tool("restart")
-    server = restart.server_module()
     try:
-        server.find_java()
-    except server.Neo4jUnavailable as exc:
+        find_java()
+    except Neo4jUnavailable as exc:
         raise ConfigurationError(f"no Neo4j server here: {exc.message}") from exc
-    if not _jars_cached(server) and shutil.which("mvn") is None:
+    if not jars_cached() and shutil.which("mvn") is None:
         raise ConfigurationError(
             "no Neo4j server here: no cached Neo4j jars and `mvn` is not on PATH"
         )
 
     @contextmanager
     def running() -> Iterator[ChaosNeo4j]:
-        manager = restart.restartable_neo4j(startup_timeout_s=READY_TIMEOUT_S)
+        manager = restartable_neo4j(startup_timeout_s=READY_TIMEOUT_S)
         try:
             process = manager.__enter__()
-        except server.Neo4jUnavailable as exc:
+        except Neo4jUnavailable as exc:
             raise ConfigurationError(f"Neo4j did not start: {exc}") from exc
         try:
             handle = ChaosNeo4j(process)
@@ -158,9 +158,3 @@ def neo4j_server_factory() -> Callable[[], AbstractContextManager[ChaosNeo4j]]:
             manager.__exit__(None, None, None)
 
     return running
-
-
-def _jars_cached(server: ModuleType) -> bool:
-    """Whether ``resolve_jars`` would return without calling Maven."""
-    entry = server._default_cache_dir() / server.neo4j_version() / server._pom_key(server.POM_PATH)
-    return bool((entry / ".complete").is_file() and (entry / "lib").is_dir())

@@ -1,7 +1,7 @@
 """The system under test for the Neo4j scenarios: providers and the real HTTP service on Neo4j.
 
 The service is the production one (``create_app`` on a loopback socket, API keys, problem+json
-errors) over the two-project corpus of :mod:`graphctx.server.testing`, stored on the
+errors) over the two-project corpus of :mod:`graphctx.testing.service`, stored on the
 scenario's own Neo4j server. Nothing here fakes the store: faults come from stopping the
 server or from the TCP proxy in front of it.
 """
@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from graphctx.chaos.neo4j_server import ChaosNeo4j
 from graphctx.context import default_token_counter
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key
-from graphctx.server.runner import serve_in_thread
-from graphctx.server.testing import service_settings, write_corpus
 from graphctx.store.neo4j import Neo4jGraphStore
 from graphctx.store.neo4j.sessions import DEFAULT_WRITE_RETRY_S
+from graphctx.testing.serve import serve_in_thread
+from graphctx.testing.service import service_settings, write_corpus
+from graphctx_lab.chaos.neo4j_server import ChaosNeo4j
 
 __all__ = ["PROJECTS", "ServiceOnNeo4j", "ingest_corpus", "neo4j_provider", "service_on_neo4j"]
 

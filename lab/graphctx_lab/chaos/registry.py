@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from graphctx.chaos import concurrency, crash_ingest, deadlines, neo4j_faults, store_faults
-from graphctx.chaos.scenario import Scenario
+from graphctx_lab.chaos import concurrency, crash_ingest, deadlines, neo4j_faults, store_faults
+from graphctx_lab.chaos.scenario import Scenario
 
 __all__ = ["all_scenarios", "select"]
 

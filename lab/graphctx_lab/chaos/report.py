@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from graphctx.chaos.runner import ScenarioResult
+from graphctx_lab.chaos.runner import ScenarioResult
 
 __all__ = ["render_table", "summarise", "write_json"]
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphctx.chaos.scenario import BrokenPromise, ChaosEnv, Scenario, Trial
+from graphctx_lab.chaos.scenario import BrokenPromise, ChaosEnv, Scenario, Trial
 
 __all__ = ["ScenarioResult", "run_scenario", "run_scenarios"]
 

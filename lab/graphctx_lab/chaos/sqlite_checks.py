@@ -2,7 +2,7 @@
 
 Both scenarios know, from an uninterrupted reference run, every document version a correct
 store may ever show: its text, its chunk spans and a digest of everything written with it
-(:mod:`graphctx.store.sqlite.digest`). A store is torn when it shows a version whose content
+(:mod:`graphctx_lab.chaos.sqlite_digest`). A store is torn when it shows a version whose content
 differs from the reference (a partial document), or a document whose version switch, scopes
 or supersession is half applied; a response is torn when an item cites a chunk, span or text
 no complete version has, or labels two versions of one document current.
@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from graphctx.contract import ContextResponse, Freshness
-from graphctx.store.sqlite.digest import StoreSnapshot, VersionContent, VersionKey
+from graphctx_lab.chaos.sqlite_digest import StoreSnapshot, VersionContent, VersionKey
 
 __all__ = [
     "KnownVersions",

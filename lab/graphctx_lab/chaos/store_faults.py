@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
-from graphctx.chaos.fault_lock import LockKind, locked_by_another_process
-from graphctx.chaos.fault_service import ServiceFixture, context_body, poll_until, problem_of
-from graphctx.chaos.scenario import ChaosEnv, FunctionScenario, Scenario, Trial, TrialRunner
 from graphctx.errors import GraphctxError, StoreCorruptError, StoreUnavailableError
-from graphctx.server.testing import Harness
+from graphctx.testing.service import Harness
+from graphctx_lab.chaos.fault_lock import LockKind, locked_by_another_process
+from graphctx_lab.chaos.fault_service import ServiceFixture, context_body, poll_until, problem_of
+from graphctx_lab.chaos.scenario import ChaosEnv, FunctionScenario, Scenario, Trial, TrialRunner
 
 __all__ = ["RECOVERY_TIMEOUT_S", "SCENARIOS"]
 

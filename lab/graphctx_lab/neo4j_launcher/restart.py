@@ -8,16 +8,13 @@ client's driver can reconnect to the address it already has and committed data s
 
 Readiness here is the process's: the Bolt port accepts connections and the console log of
 *this* launch says ``Started.``. A driver-level probe (a query that succeeds) belongs to the
-caller, which has the driver (this module is stdlib only, like ``server.py``).
+caller, which has the driver (this module is stdlib only, like the rest of the launcher).
 
-Loaded by path like ``server.py`` (``tools/`` is not a package); it loads its sibling the same
-way, under the module name the test fixtures use, so both share one copy.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import shutil
 import signal
@@ -26,50 +23,41 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
-from typing import Any
 
-__all__ = ["RestartableNeo4j", "restartable_neo4j", "server_module"]
+from graphctx_lab.neo4j_launcher.home import (
+    free_port,
+    new_home,
+    sweep_stale_homes,
+    write_config,
+)
+from graphctx_lab.neo4j_launcher.jars import neo4j_version, resolve_jars
+from graphctx_lab.neo4j_launcher.java import JavaRuntime, find_java
+from graphctx_lab.neo4j_launcher.jvm import launch_jvm, set_initial_password, stop_jvm
+from graphctx_lab.neo4j_launcher.password import initial_password
+from graphctx_lab.neo4j_launcher.server import DATABASE, USER
 
-SERVER_MODULE_NAME = "graphctx_neo4j_server"  # the name graphctx.testing.neo4j_tools uses
-SERVER_SCRIPT = Path(__file__).resolve().with_name("server.py")
+__all__ = ["RestartableNeo4j", "restartable_neo4j"]
+
 STOP_TIMEOUT_S = 30.0  # SIGTERM -> exit; SIGKILL after this
-
-
-def server_module() -> ModuleType:
-    """``server.py``, loaded once per process (it defines dataclasses, so it must be registered
-    in ``sys.modules`` before it runs)."""
-    if SERVER_MODULE_NAME in sys.modules:
-        return sys.modules[SERVER_MODULE_NAME]
-    spec = importlib.util.spec_from_file_location(SERVER_MODULE_NAME, SERVER_SCRIPT)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {SERVER_SCRIPT}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[SERVER_MODULE_NAME] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 class RestartableNeo4j:
     """One server home (config, data, logs) and the JVM currently serving it, if any.
 
     Not thread-safe: one thread stops and starts it (the JVM dies with the thread that
-    started it, see ``server._child_setup``, so that thread must outlive the server).
+    started it, see ``jvm._child_setup``, so that thread must outlive the server).
     """
 
-    def __init__(
-        self, server: ModuleType, java: Any, lib: Path, home: Path, port: int, heap: str
-    ) -> None:
-        self._server = server
+    def __init__(self, java: JavaRuntime, lib: Path, home: Path, port: int, heap: str) -> None:
         self._java = java
         self._lib = lib
         self._heap = heap
         self.home = home
         self.bolt_port = port
-        self.password = server.initial_password()  # never read as an option, repr hidden
-        self.user: str = server.USER
-        self.database: str = server.DATABASE
-        self.version: str = server.neo4j_version()
+        self.password = initial_password()  # never read as an option, repr hidden
+        self.user: str = USER
+        self.database: str = DATABASE
+        self.version: str = neo4j_version()
         self.launches = 0
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -87,8 +75,8 @@ class RestartableNeo4j:
 
     def configure(self, pagecache: str, startup_timeout_s: float) -> None:
         """Write the config and the initial password (first start only)."""
-        conf = self._server._write_config(self.home, self.bolt_port, pagecache)
-        self._server._set_initial_password(
+        conf = write_config(self.home, self.bolt_port, pagecache)
+        set_initial_password(
             self._java, self._lib, self.home, conf, self.password, timeout_s=startup_timeout_s
         )
 
@@ -97,7 +85,7 @@ class RestartableNeo4j:
         if self.running:
             raise RuntimeError("the server is already running")
         started = time.monotonic()
-        self._process = self._server.launch_jvm(
+        self._process = launch_jvm(
             self._java,
             self._lib,
             self.home,
@@ -122,7 +110,7 @@ class RestartableNeo4j:
             process.send_signal(signal.SIGKILL)
             process.wait(timeout=timeout_s)
         else:
-            self._server._stop(process, timeout_s)
+            stop_jvm(process, timeout_s)
         return time.monotonic() - started
 
     def close(self) -> None:
@@ -140,16 +128,15 @@ def restartable_neo4j(
 ) -> Iterator[RestartableNeo4j]:
     """Start a fresh server and yield its restartable handle; stop and clean up on exit.
 
-    Raises ``Neo4jUnavailable`` (from ``server.py``) when no server can be provided.
+    Raises ``Neo4jUnavailable`` when no server can be provided.
     """
-    server = server_module()
-    java = server.find_java()
-    lib = server.resolve_jars(cache_dir)
-    server._sweep_stale_homes()
-    home: Path = server._new_home()
+    java = find_java()
+    lib = resolve_jars(cache_dir)
+    sweep_stale_homes()
+    home: Path = new_home()
     handle: RestartableNeo4j | None = None
     try:
-        handle = RestartableNeo4j(server, java, lib, home, server._free_port(), heap)
+        handle = RestartableNeo4j(java, lib, home, free_port(), heap)
         handle.configure(pagecache, startup_timeout_s)
         handle.start(startup_timeout_s)
         yield handle

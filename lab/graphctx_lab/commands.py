@@ -1,4 +1,4 @@
-"""``graphctx chaos``: run the fault and crash scenarios and print scenario / trials / failures."""
+"""What ``graphctx bench`` and ``graphctx chaos`` run (their arguments: cli.lab_commands)."""
 
 from __future__ import annotations
 
@@ -10,35 +10,44 @@ import tempfile
 from pathlib import Path
 
 from graphctx.errors import ConfigurationError, InvalidRequestError
+from graphctx.store.neo4j import is_neo4j_location
 
-__all__ = ["add_chaos_command", "run_chaos_command"]
+__all__ = ["run_bench_command", "run_chaos_command"]
 
 
-def add_chaos_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    chaos = subparsers.add_parser(
-        "chaos", help="run fault and crash scenarios; print scenario / trials / failures"
-    )
-    chaos.add_argument("--scenario", action="append", default=[], dest="scenarios",
-                       help="run only this scenario (repeatable); see --list")  # fmt: skip
-    chaos.add_argument("--trials", type=int, help="trials per scenario (default: its own)")
-    chaos.add_argument("--seed", type=int, default=0)
-    chaos.add_argument("--out", type=Path, default=Path("bench-results/chaos.json"))
-    chaos.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
-    chaos.add_argument(
-        "--neo4j",
-        choices=["auto", "require", "skip"],
-        default="auto",
-        help="Neo4j scenarios start their own server (auto: skip when Java/Maven are missing)",
-    )
-    chaos.add_argument("--list", action="store_true", help="list the scenarios and exit")
+def run_bench_command(args: argparse.Namespace) -> int:
+    from graphctx_lab.bench.lexical import run_lexical_bench
+    from graphctx_lab.bench.store import default_data_dir, run_bench
+
+    data = args.data or default_data_dir()
+    if args.what == "lexical":
+        return run_lexical_bench(args.out, data)
+    if args.what == "neo4j":
+        from graphctx_lab.bench.on_neo4j.run import run_neo4j_bench
+
+        if is_neo4j_location(args.store):
+            os.environ.setdefault("NEO4J_URI", args.store)
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+        return run_neo4j_bench(args.out, sizes, args.queries, data)
+    if args.what == "entities":
+        from graphctx_lab.bench.entities import run_entity_bench
+
+        return run_entity_bench(args.out)
+    if args.what == "http":
+        from graphctx_lab.bench.http import run_load_bench
+
+        run_load_bench(clients=args.clients, requests=args.requests, out=args.out / "http.json")
+        return 0
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    return run_bench(args.out, sizes=sizes, queries=args.queries, data=data)
 
 
 def run_chaos_command(args: argparse.Namespace) -> int:
-    from graphctx.chaos.registry import select
-    from graphctx.chaos.report import render_table, write_json
-    from graphctx.chaos.runner import run_scenarios
-    from graphctx.chaos.scenario import ChaosEnv, Scenario
-    from graphctx.eval.bench import default_data_dir
+    from graphctx_lab.bench.store import default_data_dir
+    from graphctx_lab.chaos.registry import select
+    from graphctx_lab.chaos.report import render_table, write_json
+    from graphctx_lab.chaos.runner import run_scenarios
+    from graphctx_lab.chaos.scenario import ChaosEnv, Scenario
 
     if args.trials is not None and args.trials < 1:
         raise InvalidRequestError("--trials must be at least 1", field="trials")
@@ -53,7 +62,7 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         return 0
     neo4j = None
     if args.neo4j != "skip" and any(s.needs_neo4j for s in scenarios):
-        from graphctx.chaos.neo4j_server import neo4j_server_factory
+        from graphctx_lab.chaos.neo4j_server import neo4j_server_factory
 
         try:
             neo4j = neo4j_server_factory()
