@@ -46,7 +46,10 @@ def _bolt_query(server: Neo4jServer) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        prog="python -m graphctx_lab.neo4j_launcher",
+        description="Start a throwaway Neo4j Community server for tests, without Docker.",
+    )
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="start, query over Bolt, stop")
     mode.add_argument("--serve", action="store_true", help="start and wait for Ctrl-C")
