@@ -1,23 +1,23 @@
 # The two commands a newcomer runs:  `make demo`  and  `make test`.
-# Both create .venv on first use and install the project into it.
+# Both create .venv on first use and install the project and its QA lab (lab/) into it.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
 .PHONY: demo test lint bench browser
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml lab/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]' -e ./lab
 	touch $@
 
 demo: $(VENV)/.installed
 	$(BIN)/graphctx demo
 
 lint: $(VENV)/.installed
-	$(BIN)/ruff check src tests tools
-	$(BIN)/ruff format --check src tests tools
+	$(BIN)/ruff check src lab tests tools
+	$(BIN)/ruff format --check src lab tests tools
 	$(BIN)/mypy
 
 # Debian's Chromium for the evidence explorer's browser tests (tests never download a browser).

@@ -12,7 +12,7 @@ from graphctx.testing.requirements import missing_requirement
 
 @pytest.fixture(scope="session")
 def chaos_neo4j_factory() -> Any:
-    from graphctx.chaos.neo4j_server import neo4j_server_factory
+    from graphctx_lab.chaos.neo4j_server import neo4j_server_factory
 
     try:
         return neo4j_server_factory()

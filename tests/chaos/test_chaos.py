@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from graphctx.chaos.registry import all_scenarios
-from graphctx.chaos.report import render_table
-from graphctx.chaos.runner import run_scenario
-from graphctx.chaos.scenario import ChaosEnv, Scenario
+from graphctx_lab.chaos.registry import all_scenarios
+from graphctx_lab.chaos.report import render_table
+from graphctx_lab.chaos.runner import run_scenario
+from graphctx_lab.chaos.scenario import ChaosEnv, Scenario
 
 pytestmark = pytest.mark.chaos
 

@@ -1,6 +1,6 @@
 """A real service on a loopback socket and Debian's Chromium driven by Playwright.
 
-The corpus is :mod:`graphctx.server.testing`'s two projects (alpha: public runbook and a
+The corpus is :mod:`graphctx.testing.service`'s two projects (alpha: public runbook and a
 ``secret`` payroll note; beta: a runbook) plus, in alpha, a superseded runbook and a small
 declared service graph, so the explorer has stale and graph-expanded items to show. Playwright
 never downloads a browser: it launches ``/usr/bin/chromium``; without it the tests skip
@@ -20,9 +20,9 @@ from explorer_support import Explorer
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key
-from graphctx.server.runner import serve_in_thread
-from graphctx.server.testing import service_settings, unopened_provider, write_corpus
 from graphctx.testing.requirements import missing_requirement
+from graphctx.testing.serve import serve_in_thread
+from graphctx.testing.service import service_settings, unopened_provider, write_corpus
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page

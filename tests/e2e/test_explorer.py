@@ -9,7 +9,7 @@ import pytest
 from explorer_support import Explorer, publish_readme_screenshot, screenshot
 from playwright.sync_api import BrowserContext, Page, Response
 
-from graphctx.server.testing import ALPHA_SECRET_MARKER, FORBIDDEN_FOR_RITA
+from graphctx.testing.service import ALPHA_SECRET_MARKER, FORBIDDEN_FOR_RITA
 
 pytestmark = pytest.mark.e2e
 

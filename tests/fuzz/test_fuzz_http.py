@@ -17,8 +17,8 @@ from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key
 from graphctx.server.models import Problem
-from graphctx.server.runner import serve_in_thread
-from graphctx.server.testing import Harness, service_settings, unopened_provider, write_corpus
+from graphctx.testing.serve import serve_in_thread
+from graphctx.testing.service import Harness, service_settings, unopened_provider, write_corpus
 
 PROBLEM_TYPE = "application/problem+json"
 CONTEXT_BODY = {

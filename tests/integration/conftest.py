@@ -1,6 +1,6 @@
 """A real Neo4j server for the ``neo4j``-marked tests, started once per session.
 
-The server comes from ``tools/neo4j/server.py`` (Neo4j Community from Maven Central jars, no
+The server comes from ``graphctx_lab.neo4j_launcher`` (Neo4j Community from Maven Central jars, no
 Docker). Without Java 21+ or Maven the Neo4j tests are skipped with the reason, except under
 ``CI=true``, where a missing server fails the run.
 """
@@ -17,14 +17,13 @@ import pytest
 
 from graphctx.errors import StoreUnavailableError
 from graphctx.store.neo4j import Neo4jGraphStore
-from graphctx.testing.neo4j_tools import load_neo4j_tool
 from graphctx.testing.requirements import missing_requirement
+from graphctx_lab import neo4j_launcher as server_module
 
 
 @contextmanager
 def _started_neo4j() -> Iterator[Any]:
     """A fresh server, warmed up; skipped (failed under ``CI=true``) when it cannot start."""
-    server_module = load_neo4j_tool("server")
     manager = server_module.running_neo4j()
     try:
         server = manager.__enter__()
@@ -98,8 +97,8 @@ def restartable_neo4j() -> Iterator[Any]:
     ``.uri`` (bolt), ``.routing_uri`` (neo4j), ``.auth``, ``.database``, ``.stop(kill=...)``,
     ``.start()`` (same port and data; returns once a query succeeds), ``.driver()``.
     """
-    from graphctx.chaos.neo4j_server import neo4j_server_factory
     from graphctx.errors import ConfigurationError
+    from graphctx_lab.chaos.neo4j_server import neo4j_server_factory
 
     try:
         manager = neo4j_server_factory()()
@@ -115,7 +114,7 @@ def restartable_neo4j() -> Iterator[Any]:
 @pytest.fixture
 def neo4j_proxy(neo4j_server: Any) -> Iterator[Any]:
     """A fault-injecting TCP proxy in front of the shared server (connect with bolt://)."""
-    from graphctx.chaos.tcp_proxy import TcpProxy
+    from graphctx_lab.chaos.tcp_proxy import TcpProxy
 
     with TcpProxy("127.0.0.1", int(neo4j_server.bolt_port)) as proxy:
         yield proxy

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from graphctx.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE, write_corpus
 from graphctx.embed import Embedder
 from graphctx.ingest.extract.offline import OfflineExtractor
 from graphctx.ingest.extract.port import ExtractionInput, GraphDraft, GraphExtractor
 from graphctx.ingest.pipeline import IngestDefaults, ingest_path
 from graphctx.store.records import WriteOutcome
-from graphctx.store.sqlite.digest import read_snapshot
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx_lab.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE, write_corpus
+from graphctx_lab.chaos.sqlite_digest import read_snapshot
 
 DEFAULTS = IngestDefaults(
     namespace=CORPUS_NAMESPACE, scopes=(DEFAULT_SCOPE,), source_uri_prefix="test://corpus"

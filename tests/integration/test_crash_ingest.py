@@ -11,14 +11,14 @@ import random
 import sqlite3
 from pathlib import Path
 
-from graphctx.chaos.ingest_corpus import write_corpus
-from graphctx.chaos.ingest_driver import IngestChild, run_ingest_to_completion
-from graphctx.chaos.ingest_reference import copy_store
-from graphctx.chaos.sqlite_checks import KnownVersions, snapshot_problems
-from graphctx.store.sqlite.digest import integrity_problems, read_snapshot
 from graphctx.store.sqlite.fulltext import table_of
 from graphctx.store.sqlite.store import SqliteGraphStore
 from graphctx.testing.fixtures import make_document, paragraphs
+from graphctx_lab.chaos.ingest_corpus import write_corpus
+from graphctx_lab.chaos.ingest_driver import IngestChild, run_ingest_to_completion
+from graphctx_lab.chaos.ingest_reference import copy_store
+from graphctx_lab.chaos.sqlite_checks import KnownVersions, snapshot_problems
+from graphctx_lab.chaos.sqlite_digest import integrity_problems, read_snapshot
 
 NAMESPACE = "crash"
 TEXTS = {

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from graphctx.chaos.faulty_store import Fault, FaultKind, FaultPlan, FaultyStore
 from graphctx.contract import (
     ContextRequest,
     ContextResponse,
@@ -23,8 +22,9 @@ from graphctx.contract import (
 )
 from graphctx.errors import StoreUnavailableError
 from graphctx.provider import ContextProvider
+from graphctx.testing.faulty_store import Fault, FaultKind, FaultPlan, FaultyStore
 
-OVERRUN_BOUND_MS = 250  # the chaos scenario's bound (graphctx.chaos.deadlines)
+OVERRUN_BOUND_MS = 250  # the chaos scenario's bound (graphctx_lab.chaos.deadlines)
 HANG_S = 30.0  # far beyond every deadline here; released when the test ends
 
 RUNBOOK = """---

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from graphctx.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE, write_corpus
 from graphctx.embed import Embedder
 from graphctx.ingest.extract.offline import OfflineExtractor
 from graphctx.ingest.pipeline import IngestDefaults, ingest_path
 from graphctx.store.records import ChunkView
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx_lab.chaos.ingest_corpus import CORPUS_NAMESPACE, DEFAULT_SCOPE, write_corpus
 
 DEFAULTS = IngestDefaults(
     namespace=CORPUS_NAMESPACE, scopes=(DEFAULT_SCOPE,), source_uri_prefix="test://corpus"

@@ -10,9 +10,9 @@ from typing import Any
 import neo4j
 import pytest
 
-from graphctx.chaos.neo4j_digest import audit_namespace, namespace_digest
 from graphctx.store.neo4j import Neo4jGraphStore
 from graphctx.testing.fixtures import make_document, paragraphs
+from graphctx_lab.chaos.neo4j_digest import audit_namespace, namespace_digest
 
 pytestmark = pytest.mark.neo4j
 

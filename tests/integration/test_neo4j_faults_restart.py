@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from graphctx.chaos.neo4j_digest import audit_namespace
 from graphctx.errors import StoreUnavailableError
 from graphctx.store.neo4j import Neo4jGraphStore
 from graphctx.store.records import WriteOutcome
 from graphctx.testing.fixtures import make_document, paragraphs
+from graphctx_lab.chaos.neo4j_digest import audit_namespace
 
 pytestmark = pytest.mark.neo4j
 

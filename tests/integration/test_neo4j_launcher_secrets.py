@@ -1,7 +1,7 @@
 """The launcher's failure reports never carry the server password (issue 13, item 11).
 
 A fresh-clone CI run printed the generated password in plain text: pytest renders the
-arguments of every frame of a failing fixture, and ``_set_initial_password`` took the password
+arguments of every frame of a failing fixture, and ``set_initial_password`` took the password
 as a plain string. These tests drive the real ``neo4j-admin`` into both failure paths.
 """
 
@@ -15,12 +15,10 @@ from typing import Any
 
 import pytest
 
-from graphctx.testing.neo4j_tools import load_neo4j_tool
 from graphctx.testing.requirements import missing_requirement
+from graphctx_lab import neo4j_launcher as server
 
 pytestmark = pytest.mark.neo4j
-
-server = load_neo4j_tool("server")
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +31,9 @@ def runtime() -> tuple[Any, Path]:
 
 @pytest.fixture
 def home() -> Iterator[tuple[Path, Path]]:
-    home = server._new_home()
+    home = server.new_home()
     try:
-        yield home, server._write_config(home, server._free_port(), "64m")
+        yield home, server.write_config(home, server.free_port(), "64m")
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
@@ -57,7 +55,7 @@ def test_a_password_the_admin_tool_refuses_is_not_in_the_failure_report(
     java, lib = runtime
     password = server.Secret("-" + str(server.initial_password()))
     with pytest.raises(server.Neo4jUnavailable) as caught:
-        server._set_initial_password(java, lib, *home, password, timeout_s=120)
+        server.set_initial_password(java, lib, *home, password, timeout_s=120)
     shown = everything_shown(caught.value)
     assert caught.value.reason == "admin-failed"
     assert "Missing required parameter" in caught.value.log_tail
@@ -70,7 +68,7 @@ def test_a_timed_out_admin_tool_does_not_show_its_command_line(
     java, lib = runtime
     password = server.initial_password()
     with pytest.raises(server.Neo4jUnavailable) as caught:
-        server._set_initial_password(java, lib, *home, password, timeout_s=0.05)
+        server.set_initial_password(java, lib, *home, password, timeout_s=0.05)
     shown = everything_shown(caught.value)
     assert caught.value.reason == "startup-timeout"
     assert "set-initial-password" in shown  # the command is named, its password argument not

@@ -22,9 +22,9 @@ from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.server.config import ServiceSettings
 from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key, hash_key
-from graphctx.server.runner import serve_in_thread
-from graphctx.server.testing import unopened_provider
 from graphctx.store.records import StoredVersion
+from graphctx.testing.serve import serve_in_thread
+from graphctx.testing.service import unopened_provider
 
 __all__ = [
     "CLEAN",

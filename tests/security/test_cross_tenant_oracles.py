@@ -29,10 +29,10 @@ from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.server.config import ServiceSettings
 from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key, hash_key
-from graphctx.server.runner import serve_in_thread
 from graphctx.server.timings import TIMING_BUCKET_MS
 from graphctx.store.records import ChunkHit
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.testing.serve import serve_in_thread
 
 FAST_HASH_N = 2**10
 SLOW_FULLTEXT_S = 0.013  # makes the exact full-text time a value that is no bucket boundary

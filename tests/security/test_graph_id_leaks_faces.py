@@ -26,8 +26,8 @@ from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.ingest.extract import OfflineExtractor
 from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key
-from graphctx.server.runner import serve_in_thread
-from graphctx.server.testing import Harness, service_settings, unopened_provider
+from graphctx.testing.serve import serve_in_thread
+from graphctx.testing.service import Harness, service_settings, unopened_provider
 
 PROJECT = "alpha"
 MODES = ("graph", "auto")

@@ -19,7 +19,7 @@ import pytest
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode, StageStatus
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.provider import ContextProvider
-from graphctx.server.testing import unopened_provider
+from graphctx.testing.service import unopened_provider
 
 NAMESPACE = "oracle"
 LOADED_MACHINE_TIMEOUT_MS = 20_000

@@ -31,8 +31,8 @@ from graphctx.server.config import ServiceSettings
 from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key, hash_key
 from graphctx.server.models import IngestResult, SearchResponse
-from graphctx.server.runner import serve_in_thread
 from graphctx.store.records import NewChunk, NewDocument, WriteResult
+from graphctx.testing.serve import serve_in_thread
 
 if TYPE_CHECKING:
     from graphctx.store.records import Expectation

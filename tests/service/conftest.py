@@ -1,4 +1,4 @@
-"""A real service on a loopback port over the two-project corpus of graphctx.server.testing."""
+"""A real service on a loopback port over the two-project corpus of graphctx.testing.service."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key
-from graphctx.server.runner import serve_in_thread
-from graphctx.server.testing import Harness, service_settings, unopened_provider, write_corpus
+from graphctx.testing.serve import serve_in_thread
+from graphctx.testing.service import Harness, service_settings, unopened_provider, write_corpus
 
 
 @pytest.fixture(scope="session")

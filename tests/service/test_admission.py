@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from graphctx.chaos.faulty_store import Fault, FaultKind, FaultPlan, FaultyStore
 from graphctx.context import default_token_counter
 from graphctx.contract import ContextRequest, RetrievalMode
 from graphctx.embed import UniversalSentenceEncoderEmbedder
@@ -20,6 +19,7 @@ from graphctx.server.config import LimitsConfig
 from graphctx.server.metrics import Metrics
 from graphctx.server.service import GraphctxService
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.testing.faulty_store import Fault, FaultKind, FaultPlan, FaultyStore
 
 ADA = Identity("ada", "key:ada", Via.API_KEY, {"default": ProjectGrant(frozenset({"eng"}))})
 

@@ -10,7 +10,7 @@ import pytest
 from graphctx.server.auth import Authenticator, Credentials
 from graphctx.server.errors import AuthenticationError, RateLimitedError
 from graphctx.server.keys import generate_key
-from graphctx.server.testing import service_settings
+from graphctx.testing.service import service_settings
 
 WRONG_SECRET = "A" * 43
 

@@ -17,17 +17,17 @@ from pathlib import Path
 
 import pytest
 
-from graphctx.chaos.fault_service import context_body, problem_of
-from graphctx.chaos.faulty_store import Fault, FaultKind, FaultPlan, FaultyStore
 from graphctx.context import default_token_counter
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.server import service
 from graphctx.server.http.app import create_app
-from graphctx.server.runner import serve_in_thread
-from graphctx.server.testing import Harness, service_settings
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.testing.faulty_store import Fault, FaultKind, FaultPlan, FaultyStore
+from graphctx.testing.serve import serve_in_thread
+from graphctx.testing.service import Harness, service_settings
+from graphctx_lab.chaos.fault_service import context_body, problem_of
 
 TIMEOUT_MS = 1500
 OVERRUN_S = 1.0  # the service's bound fires this long before the pipeline's own deadline

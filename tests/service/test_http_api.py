@@ -18,7 +18,7 @@ from graphctx.server.models import (
     SearchResponse,
     SourceList,
 )
-from graphctx.server.testing import ALPHA_SECRET_MARKER, Harness
+from graphctx.testing.service import ALPHA_SECRET_MARKER, Harness
 
 
 def context_body(**overrides: object) -> dict[str, object]:

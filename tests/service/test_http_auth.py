@@ -18,7 +18,7 @@ from graphctx.server.errors import AuthenticationError
 from graphctx.server.grants import ConfigGrants, bind_identity
 from graphctx.server.keys import generate_key, hash_key, parse_key, verify_key
 from graphctx.server.ratelimit import TokenBucketLimiter
-from graphctx.server.testing import GATEWAY_SECRET, key_entries, service_settings
+from graphctx.testing.service import GATEWAY_SECRET, key_entries, service_settings
 
 
 def test_a_key_verifies_only_against_its_own_salted_hash() -> None:

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphctx.server.models import Problem
-from graphctx.server.testing import GATEWAY_SECRET, Harness
+from graphctx.testing.service import GATEWAY_SECRET, Harness
 
 OTHER_PROJECTS = (
     "beta",

@@ -11,8 +11,8 @@ import pytest
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.server.http.app import create_app
-from graphctx.server.runner import serve_in_thread
-from graphctx.server.testing import Harness, service_settings, unopened_provider
+from graphctx.testing.serve import serve_in_thread
+from graphctx.testing.service import Harness, service_settings, unopened_provider
 
 API_LIMIT = 2_048
 UPLOAD_LIMIT = 8_192

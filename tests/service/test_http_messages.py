@@ -28,8 +28,8 @@ from graphctx.contract import ContextRequest, ContextResponse
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.server.http.app import create_app
 from graphctx.server.models import Problem, RenderedContext
-from graphctx.server.runner import serve_in_thread
-from graphctx.server.testing import (
+from graphctx.testing.serve import serve_in_thread
+from graphctx.testing.service import (
     Harness,
     service_settings,
     unopened_provider,

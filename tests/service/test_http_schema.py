@@ -20,7 +20,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from graphctx.server.testing import Harness
+from graphctx.testing.service import Harness
 
 CHECKS = [
     not_a_server_error,

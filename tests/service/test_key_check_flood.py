@@ -21,7 +21,7 @@ from graphctx.server import auth
 from graphctx.server.auth import Authenticator, Credentials
 from graphctx.server.errors import AuthenticationError, RateLimitedError
 from graphctx.server.keys import generate_key, verify_key
-from graphctx.server.testing import service_settings
+from graphctx.testing.service import service_settings
 
 FLOOD = 64
 WAIT_S = 10.0

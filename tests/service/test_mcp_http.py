@@ -16,7 +16,7 @@ from mcp_types import CallToolResult, TextContent
 
 from graphctx.contract import ContextRequest, ContextResponse
 from graphctx.server.models import SourceList
-from graphctx.server.testing import Harness
+from graphctx.testing.service import Harness
 
 T = TypeVar("T")
 

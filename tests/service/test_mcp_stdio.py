@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
 from graphctx.contract import ContextResponse
-from graphctx.server.testing import FORBIDDEN_FOR_RITA, key_entries
+from graphctx.testing.service import FORBIDDEN_FOR_RITA, key_entries
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -28,8 +28,6 @@ from pydantic import SecretStr
 from test_mcp_http import ask, run, text_of
 from test_ui_login import sign_in
 
-from graphctx.chaos.fault_service import context_body, poll_until, problem_of
-from graphctx.chaos.faulty_store import Fault, FaultKind, FaultPlan, FaultyStore
 from graphctx.context import default_token_counter
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.provider import ContextProvider
@@ -37,9 +35,11 @@ from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key
 from graphctx.server.logs import JsonFormatter, configure_logging
-from graphctx.server.runner import serve_in_thread
-from graphctx.server.testing import GATEWAY_SECRET, Harness, key_entries, service_settings
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.testing.faulty_store import Fault, FaultKind, FaultPlan, FaultyStore
+from graphctx.testing.serve import serve_in_thread
+from graphctx.testing.service import GATEWAY_SECRET, Harness, key_entries, service_settings
+from graphctx_lab.chaos.fault_service import context_body, poll_until, problem_of
 
 QUERY_TEXT = "how do I roll back a deploy of the zqx-logged-question-5521"
 FORGED_GATEWAY_SECRET = "gw-forged-secret-fedcba9876543210"

@@ -14,7 +14,7 @@ import pytest
 
 from graphctx.ingest.source import DocumentMetadata
 from graphctx.server.models import IngestResult, Problem, SearchResponse
-from graphctx.server.testing import Harness
+from graphctx.testing.service import Harness
 
 RESERVED_KEYS = sorted(f.name for f in dataclasses.fields(DocumentMetadata) if f.name != "extra")
 RESERVED_VALUES: dict[str, str] = {

@@ -1,6 +1,6 @@
 """The embedded store locked, damaged or missing, seen through the real service over a socket.
 
-Another process takes the lock (graphctx.chaos.fault_lock); the busy timeout is shortened so
+Another process takes the lock (graphctx_lab.chaos.fault_lock); the busy timeout is shortened so
 a refused write fails in a fraction of a second instead of the production 10 s.
 """
 
@@ -14,20 +14,25 @@ from pathlib import Path
 
 import pytest
 
-from graphctx.chaos.fault_lock import LockKind, locked_by_another_process
-from graphctx.chaos.fault_service import context_body, poll_until, problem_of, service_start_error
-from graphctx.chaos.store_faults import (
+from graphctx.embed import UniversalSentenceEncoderEmbedder
+from graphctx.errors import GraphctxError, StoreCorruptError, StoreUnavailableError
+from graphctx.server.http.app import create_app
+from graphctx.store.sqlite import schema
+from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.testing.serve import serve_in_thread
+from graphctx.testing.service import Harness, service_settings, unopened_provider
+from graphctx_lab.chaos.fault_lock import LockKind, locked_by_another_process
+from graphctx_lab.chaos.fault_service import (
+    context_body,
+    poll_until,
+    problem_of,
+    service_start_error,
+)
+from graphctx_lab.chaos.store_faults import (
     foreign_sqlite_file,
     in_a_missing_directory,
     not_a_database,
 )
-from graphctx.embed import UniversalSentenceEncoderEmbedder
-from graphctx.errors import GraphctxError, StoreCorruptError, StoreUnavailableError
-from graphctx.server.http.app import create_app
-from graphctx.server.runner import serve_in_thread
-from graphctx.server.testing import Harness, service_settings, unopened_provider
-from graphctx.store.sqlite import schema
-from graphctx.store.sqlite.store import SqliteGraphStore
 
 RECOVERY_TIMEOUT_S = 15.0
 

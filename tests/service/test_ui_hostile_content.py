@@ -16,7 +16,7 @@ import pytest
 from test_ui_login import sign_in
 
 from graphctx.server.models import IngestResult
-from graphctx.server.testing import Harness
+from graphctx.testing.service import Harness
 
 WORD = "quillwort"  # unique to these documents, so the search shows all of them
 HOSTILE_DOCUMENTS = [

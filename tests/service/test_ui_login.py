@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from graphctx.server.testing import ALPHA_SECRET_MARKER, Harness
+from graphctx.testing.service import ALPHA_SECRET_MARKER, Harness
 
 LOGIN_TOKEN = re.compile(r'name="login_token" value="([^"]+)"')
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')

@@ -16,7 +16,6 @@ from datetime import datetime
 from pathlib import Path
 
 from graphctx.adapters import open_provider
-from graphctx.cli.chaos_command import add_chaos_command, run_chaos_command
 from graphctx.cli.embedder_option import add_embedder_argument
 from graphctx.cli.graph_commands import (
     GRAPH_COMMANDS,
@@ -24,6 +23,12 @@ from graphctx.cli.graph_commands import (
     add_graph_commands,
     extractor_from_args,
     run_graph_command,
+)
+from graphctx.cli.lab_commands import (
+    LAB_COMMANDS,
+    add_bench_command,
+    add_chaos_command,
+    run_lab_command,
 )
 from graphctx.cli.render import render_bundle, render_ingest
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
@@ -33,7 +38,6 @@ from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
 from graphctx.ingest.pipeline import IngestReport
 from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
 from graphctx.server.cli import add_server_commands, run_server_command
-from graphctx.store.neo4j import is_neo4j_location
 
 DEFAULT_STORE = "graphctx.sqlite"
 
@@ -93,20 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="ingest the bundled corpus and compare two principals")
     demo.add_argument("--json", action="store_true")
 
-    bench = sub.add_parser("bench", help="measure ingest and retrieval; write JSON results")
-    bench.add_argument(
-        "what",
-        nargs="?",
-        choices=["store", "lexical", "http", "entities", "neo4j"],
-        default="store",
-        help="neo4j: graphctx vs neo4j-graphrag on one server (NEO4J_URI, or one it starts)",
-    )
-    bench.add_argument("--out", type=Path, default=Path("bench-results"))
-    bench.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
-    bench.add_argument("--sizes", default="10000,100000", help="chunk counts, comma separated")
-    bench.add_argument("--queries", type=int, default=200)
-    bench.add_argument("--clients", type=int, default=50, help="http: concurrent clients")
-    bench.add_argument("--requests", type=int, default=2000, help="http: requests in total")
+    add_bench_command(sub)
 
     neo4j = sub.add_parser("neo4j", help="Neo4j backend administration")
     neo4j_sub = neo4j.add_subparsers(dest="neo4j_command", required=True)
@@ -146,8 +137,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             raise InvalidRequestError("give --uri or set NEO4J_URI", field="uri")
         print(render_schema_report(init_schema_at(uri, os.environ)))
         return 0
-    if args.command == "chaos":
-        return run_chaos_command(args)
+    if args.command in LAB_COMMANDS:
+        return run_lab_command(args)
     if args.command in GRAPH_COMMANDS:
         return run_graph_command(args, args.store, _grants(args))
     if args.command == "schema":
@@ -161,31 +152,6 @@ def _dispatch(args: argparse.Namespace) -> int:
         from graphctx.demo.run import run_demo
 
         return run_demo(as_json=args.json)
-    if args.command == "bench":
-        from graphctx.eval.bench import default_data_dir, run_bench
-        from graphctx.eval.lexical import run_lexical_bench
-
-        data = args.data or default_data_dir()
-        if args.what == "lexical":
-            return run_lexical_bench(args.out, data)
-        if args.what == "neo4j":
-            from graphctx.eval.bench_neo4j import run_neo4j_bench
-
-            if is_neo4j_location(args.store):
-                os.environ.setdefault("NEO4J_URI", args.store)
-            sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-            return run_neo4j_bench(args.out, sizes, args.queries, data)
-        if args.what == "entities":
-            from graphctx.eval.bench_graph import run_entity_bench
-
-            return run_entity_bench(args.out)
-        if args.what == "http":
-            from graphctx.server.loadbench import run_load_bench
-
-            run_load_bench(clients=args.clients, requests=args.requests, out=args.out / "http.json")
-            return 0
-        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-        return run_bench(args.out, sizes=sizes, queries=args.queries, data=data)
     embedder = getattr(args, "embedder", None)  # only the commands that embed take one
     with open_provider(args.store, embedder=embedder, grants=_grants(args)) as provider:
         if args.command == "ingest":

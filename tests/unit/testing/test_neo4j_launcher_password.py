@@ -1,4 +1,4 @@
-"""The throwaway Neo4j server's generated password (tools/neo4j/server.py, issue 13 item 11).
+"""The throwaway Neo4j server's generated password (graphctx_lab.neo4j_launcher, issue 13 item 11).
 
 ``neo4j-admin dbms set-initial-password <password>`` reads an argument that starts with ``-``
 as an option: with ``secrets.token_urlsafe`` that was one server start in 64, and the failure
@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from graphctx.testing.neo4j_tools import load_neo4j_tool
-
-server = load_neo4j_tool("server")
+from graphctx_lab import neo4j_launcher as server
 
 DRAWS = 20_000  # P(no leading "-" in 20,000 urlsafe draws) = (63/64)^20000 < 1e-136
 ONLY_ALPHANUMERIC = re.compile(r"[A-Za-z0-9]{24,}")

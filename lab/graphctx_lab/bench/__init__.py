@@ -1,0 +1,1 @@
+"""Benchmarks: commands that write reports, not gates with timings."""

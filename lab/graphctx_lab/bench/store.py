@@ -1,0 +1,215 @@
+"""``graphctx bench``: ingest throughput and retrieval latency at 10k and 100k chunks.
+
+Corpus: the real passages under the shared data folder (multi-hop QA corpora and Korean
+statutes, ~9.5k unique passages), cycled with fresh document ids up to each size and spread
+over ``SCOPE_COUNT`` scopes so every query runs the ACL pre-filter. Queries: the datasets'
+own questions (English and Korean), asked by principals holding 1 to 3 random scopes.
+
+Each unique passage is embedded once (the measured embedding rate is reported); repeated
+passages reuse that vector, so the store write rate is measured separately and the
+end-to-end ingest rate is derived from both: 1 / (1/embed + 1/write).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import platform
+import random
+import resource
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from graphctx.context import default_token_counter
+from graphctx.contract import ContextRequest
+from graphctx.embed import UniversalSentenceEncoderEmbedder
+from graphctx.errors import ConfigurationError
+from graphctx.provider import ContextProvider
+from graphctx.retrieve.authorize import CallerAssertedGrants
+from graphctx.store.records import DocumentDates, NewChunk, NewDocument, Vector
+from graphctx.store.sqlite.store import SqliteGraphStore
+
+SCOPE_COUNT = 10
+BENCH_NAMESPACE = "bench"
+EMBED_BATCH = 256
+SEED = 20261129
+
+
+@dataclass(frozen=True)
+class Passage:
+    key: str
+    title: str
+    text: str
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("GRAPHCTX_DATA", "../shared/data"))
+
+
+def load_passages(data: Path) -> tuple[list[Passage], list[str]]:
+    """Passages and questions from the shared data folder; a clear error when it is missing."""
+    corpora = sorted(data.glob("multihop/*/corpus.jsonl"))
+    laws = sorted(data.glob("kr-law/*.jsonl"))
+    if not corpora and not laws:
+        raise ConfigurationError(
+            f"benchmark data not found under {data.resolve()}: set GRAPHCTX_DATA or --data"
+        )
+    passages: list[Passage] = []
+    questions: list[str] = []
+    for path in corpora:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            passages.append(Passage(row["id"], row["title"], row["text"]))
+        qpath = path.with_name("questions.jsonl")
+        if qpath.exists():
+            questions += [json.loads(x)["question"] for x in qpath.read_text("utf-8").splitlines()]
+    for path in laws:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+            row = json.loads(line)
+            if row.get("deleted") or not row["text"].strip():
+                continue
+            passages.append(Passage(f"{path.stem}-{n}", row["title"], row["text"]))
+            if row["title"]:
+                questions.append(f"{row['law']} {row['title']}")
+    return passages, questions
+
+
+def run_bench(out: Path, *, sizes: list[int], queries: int, data: Path | None = None) -> int:
+    passages, questions = load_passages(data or default_data_dir())
+    embedder = UniversalSentenceEncoderEmbedder()
+    vectors, embed_rate = embed_unique(embedder, passages)
+    out.mkdir(parents=True, exist_ok=True)
+    results = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "embedder": embedder.name,
+        "unique_passages": len(passages),
+        "embed_chunks_per_s": round(embed_rate, 1),
+        "sizes": [],
+    }
+    for size in sizes:
+        entry = asyncio.run(_bench_size(size, passages, vectors, questions, queries, embed_rate))
+        results["sizes"].append(entry)  # type: ignore[attr-defined]
+        print(json.dumps(entry, indent=2))
+    target = out / "bench.json"
+    target.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {target}")
+    return 0
+
+
+def embed_unique(
+    embedder: UniversalSentenceEncoderEmbedder, passages: list[Passage]
+) -> tuple[list[Vector], float]:
+    texts = [p.text for p in passages]
+    embedder.embed_documents(texts[:8])  # load the model outside the timing
+    started = time.perf_counter()
+    parts = [
+        embedder.embed_documents(texts[i : i + EMBED_BATCH])
+        for i in range(0, len(texts), EMBED_BATCH)
+    ]
+    elapsed = time.perf_counter() - started
+    matrix = np.vstack(parts)
+    return [matrix[i] for i in range(matrix.shape[0])], len(texts) / elapsed
+
+
+async def _bench_size(
+    size: int,
+    passages: list[Passage],
+    vectors: list[Vector],
+    questions: list[str],
+    queries: int,
+    embed_rate: float,
+) -> dict[str, object]:
+    rng = random.Random(SEED + size)
+    with tempfile.TemporaryDirectory(prefix="graphctx-bench-") as tmp:
+        store = SqliteGraphStore(Path(tmp) / "bench.sqlite")
+        await store.open()
+        started = time.perf_counter()
+        for i in range(size):
+            p = passages[i % len(passages)]
+            scope = f"s{rng.randrange(SCOPE_COUNT)}"
+            await store.write_document(
+                _document(p, i, scope), [_chunk(p, vectors[i % len(passages)])], "use"
+            )
+        write_s = time.perf_counter() - started
+        write_rate = size / write_s
+        provider = ContextProvider(
+            store,
+            UniversalSentenceEncoderEmbedder(),
+            default_token_counter(),
+            CallerAssertedGrants(),
+        )
+        latencies, stages = await _run_queries(provider, questions, queries, rng)
+        db_bytes = (Path(tmp) / "bench.sqlite").stat().st_size
+        await store.close()
+    return {
+        "chunks": size,
+        "store_write_chunks_per_s": round(write_rate, 1),
+        "ingest_chunks_per_s_derived": round(1 / (1 / embed_rate + 1 / write_rate), 1),
+        "queries": len(latencies),
+        "retrieve_ms": percentiles(latencies),
+        "stage_ms": {name: percentiles(values) for name, values in sorted(stages.items())},
+        "store_bytes": db_bytes,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+async def _run_queries(
+    provider: ContextProvider, questions: list[str], count: int, rng: random.Random
+) -> tuple[list[float], dict[str, list[float]]]:
+    latencies: list[float] = []
+    stages: dict[str, list[float]] = {}
+    for n in range(count + 5):
+        scopes = rng.sample([f"s{i}" for i in range(SCOPE_COUNT)], rng.randint(1, 3))
+        request = ContextRequest(
+            query=rng.choice(questions),
+            principal_id="bench",
+            allowed_scopes=scopes,
+            namespace=BENCH_NAMESPACE,
+            max_tokens=1500,
+            timeout_ms=10_000,
+        )
+        started = time.perf_counter()
+        response = await provider.aretrieve(request)
+        elapsed = (time.perf_counter() - started) * 1000
+        if n < 5:  # warm-up: first queries load the vector matrix
+            continue
+        latencies.append(elapsed)
+        for stage in response.manifest.stages:
+            stages.setdefault(stage.stage, []).append(float(stage.elapsed_ms))
+    return latencies, stages
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return {"p50": round(cuts[49], 2), "p95": round(cuts[94], 2), "max": round(max(values), 2)}
+
+
+def _document(p: Passage, i: int, scope: str) -> NewDocument:
+    digest = hashlib.sha256(p.text.encode("utf-8")).hexdigest()
+    return NewDocument(
+        namespace=BENCH_NAMESPACE,
+        document_id=f"{p.key}-{i}",
+        source_uri=f"bench://{p.key}/{i}",
+        scopes=frozenset({scope}),
+        source_version="1",
+        title=p.title,
+        media_type="record",
+        text=p.text,
+        dates=DocumentDates(),
+        declared_superseded_by=None,
+        content_hash=digest,
+        metadata_hash=digest,
+    )
+
+
+def _chunk(p: Passage, vector: Vector) -> NewChunk:
+    return NewChunk(0, 0, len(p.text), p.text, vector)

@@ -1,0 +1,81 @@
+"""``graphctx bench`` and ``graphctx chaos``: their arguments here, their work in the QA lab.
+
+The lab (``graphctx_lab``, ``lab/`` in a source checkout) is not part of the runtime package;
+``make .venv/.installed`` installs it next to graphctx. Without it both commands exit with a
+:class:`~graphctx.errors.ConfigurationError` (code ``lab_not_installed``) that says how to
+install it. This is the one place the runtime package imports the lab.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Final
+
+from graphctx.errors import ConfigurationError
+
+__all__ = [
+    "LAB_COMMANDS",
+    "LAB_NOT_INSTALLED",
+    "add_bench_command",
+    "add_chaos_command",
+    "run_lab_command",
+]
+
+LAB_COMMANDS: Final = ("bench", "chaos")
+LAB_NOT_INSTALLED: Final = "lab_not_installed"
+LAB_PACKAGE: Final = "graphctx_lab"
+
+
+def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = subparsers.add_parser("bench", help="measure ingest and retrieval; write JSON results")
+    bench.add_argument(
+        "what",
+        nargs="?",
+        choices=["store", "lexical", "http", "entities", "neo4j"],
+        default="store",
+        help="neo4j: graphctx vs neo4j-graphrag on one server (NEO4J_URI, or one it starts)",
+    )
+    bench.add_argument("--out", type=Path, default=Path("bench-results"))
+    bench.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
+    bench.add_argument("--sizes", default="10000,100000", help="chunk counts, comma separated")
+    bench.add_argument("--queries", type=int, default=200)
+    bench.add_argument("--clients", type=int, default=50, help="http: concurrent clients")
+    bench.add_argument("--requests", type=int, default=2000, help="http: requests in total")
+
+
+def add_chaos_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    chaos = subparsers.add_parser(
+        "chaos", help="run fault and crash scenarios; print scenario / trials / failures"
+    )
+    chaos.add_argument("--scenario", action="append", default=[], dest="scenarios",
+                       help="run only this scenario (repeatable); see --list")  # fmt: skip
+    chaos.add_argument("--trials", type=int, help="trials per scenario (default: its own)")
+    chaos.add_argument("--seed", type=int, default=0)
+    chaos.add_argument("--out", type=Path, default=Path("bench-results/chaos.json"))
+    chaos.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
+    chaos.add_argument(
+        "--neo4j",
+        choices=["auto", "require", "skip"],
+        default="auto",
+        help="Neo4j scenarios start their own server (auto: skip when Java/Maven are missing)",
+    )
+    chaos.add_argument("--list", action="store_true", help="list the scenarios and exit")
+
+
+def run_lab_command(args: argparse.Namespace) -> int:
+    """Run ``graphctx bench`` or ``graphctx chaos`` (``args.command``) with the lab."""
+    try:
+        from graphctx_lab.commands import run_bench_command, run_chaos_command
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] != LAB_PACKAGE:
+            raise  # the lab is there but one of its own imports is not: a real fault
+        raise ConfigurationError(
+            f"graphctx {args.command} runs from graphctx's QA lab ({LAB_PACKAGE}), which is"
+            " not installed: in a graphctx source checkout run `pip install -e lab`"
+            " (`make .venv/.installed` does it)",
+            code=LAB_NOT_INSTALLED,
+        ) from None
+    if args.command == "bench":
+        return run_bench_command(args)
+    return run_chaos_command(args)
