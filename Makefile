@@ -15,10 +15,15 @@ $(VENV)/.installed: pyproject.toml lab/pyproject.toml
 demo: $(VENV)/.installed
 	$(BIN)/graphctx demo
 
+# pytest imports every test folder's files as top-level modules (there is no __init__.py), so
+# each folder's conftest.py is a module named "conftest": mypy checks one folder per run.
+TYPED_TEST_ROOTS = tests/conftest.py $(filter-out tests/__pycache__/,$(wildcard tests/*/))
+
 lint: $(VENV)/.installed
 	$(BIN)/ruff check src lab tests tools
 	$(BIN)/ruff format --check src lab tests tools
 	$(BIN)/mypy
+	@for root in $(TYPED_TEST_ROOTS); do echo "mypy $$root"; $(BIN)/mypy $$root || exit 1; done
 
 # Debian's Chromium for the evidence explorer's browser tests (tests never download a browser).
 # Installed with apt when missing; where that is impossible the browser tests skip, except

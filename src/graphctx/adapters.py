@@ -9,7 +9,7 @@ from graphctx.context import TokenCounter, default_token_counter
 from graphctx.embed import DEFAULT_EMBEDDER_SPEC, Embedder, embedder_from_spec
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants, ScopeGrants
-from graphctx.store.neo4j import is_neo4j_location, store_from_location
+from graphctx.store.locations import is_neo4j_location
 from graphctx.store.port import GraphStore
 from graphctx.store.sqlite.store import SqliteGraphStore
 
@@ -18,6 +18,8 @@ def store_for(location: str | Path) -> GraphStore:
     """The GraphStore adapter for a location: a server URI or an embedded store file."""
     text = str(location)
     if is_neo4j_location(text):
+        from graphctx.store.neo4j import store_from_location  # the neo4j extra
+
         return store_from_location(text, os.environ)
     return SqliteGraphStore(Path(text))
 

@@ -17,7 +17,9 @@
         ├── StoreCorruptError          the store file is not a graphctx store or is damaged
         ├── EmbeddingError             the embedder failed (retryable when remote)
         └── ConfigurationError         a setting is missing or contradictory
-            └── EmbedderMismatchError  the namespace was written by another embedder
+            ├── EmbedderMismatchError  the namespace was written by another embedder
+            └── MissingExtraError      a face or backend whose extra is not installed
+                                       (also an ImportError)
 
 Outcomes that are data (nothing found, one retriever timing out, budget truncation) are
 reported inside the ContextResponse, never raised. Third-party exceptions are wrapped with
@@ -38,6 +40,7 @@ __all__ = [
     "GraphctxError",
     "InvalidDocumentError",
     "InvalidRequestError",
+    "MissingExtraError",
     "NotFoundError",
     "OperatorError",
     "StoreCorruptError",
@@ -185,3 +188,22 @@ class EmbedderMismatchError(ConfigurationError):
         self.namespace = namespace
         self.stored = stored
         self.requested = requested
+
+
+class MissingExtraError(ConfigurationError, ImportError):
+    """A face or backend was used without the extra that installs its packages.
+
+    The message names the extra and the command that installs it (``pip install
+    'graphctx[neo4j]'``). It is also an ``ImportError``, because that is what it replaces: code
+    that probes an optional part with ``try: import ... except ImportError`` keeps working.
+    """
+
+    code = "missing_extra"
+
+    def __init__(self, extra: str, feature: str, package: str) -> None:
+        super().__init__(
+            f"{feature} needs the {package} package: install graphctx[{extra}]"
+            f" (pip install 'graphctx[{extra}]')"
+        )
+        self.extra = extra
+        self.package = package

@@ -17,7 +17,9 @@ ROLLBACK = "/ui/search?project=alpha&q=deploy+rollback&mode=auto&max_tokens=2000
 DEPENDENCIES = "What are the dependencies of payment-service?"
 
 
-def bundle_via_api(explorer: Explorer, principal: str, query: str, scopes: list[str]) -> list:
+def bundle_via_api(
+    explorer: Explorer, principal: str, query: str, scopes: list[str]
+) -> list[tuple[str, str]]:
     """The same request through POST /v1/context: what an agent would have received."""
     with httpx.Client(base_url=explorer.url, timeout=60) as client:
         response = client.post(

@@ -6,7 +6,7 @@ import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 ChatBody = dict[str, Any]
 
@@ -58,7 +58,7 @@ class FakeChatServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
-    def __enter__(self) -> FakeChatServer:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 

@@ -38,8 +38,11 @@ def home() -> Iterator[tuple[Path, Path]]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def everything_shown(exc: BaseException) -> str:
-    """The failure as pytest (arguments and locals of every frame) and Python print it."""
+def everything_shown(exc: Any) -> str:
+    """The failure as pytest (arguments and locals of every frame) and Python print it.
+
+    ``exc`` is the launcher's ``Neo4jUnavailable``: the launcher is loaded by path, so mypy
+    sees its classes as ``Any``."""
     info = pytest.ExceptionInfo.from_exception(exc)
     pytest_view = str(info.getrepr(funcargs=True, showlocals=True, style="long", chain=True))
     return pytest_view + "".join(traceback.format_exception(exc)) + str(exc.log_tail)

@@ -12,7 +12,7 @@ import functools
 import re
 import unicodedata
 
-from confusable_homoglyphs import confusables  # type: ignore[import-untyped]
+from confusable_homoglyphs import confusables
 
 __all__ = ["forged_tags", "model_reading"]
 

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
+from importlib import metadata
 from pathlib import Path
 
 from graphctx.adapters import open_provider
@@ -38,14 +39,24 @@ from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
 from graphctx.ingest.pipeline import IngestReport
 from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
 from graphctx.server.cli import add_server_commands, run_server_command
+from graphctx.store.locations import is_neo4j_location
 
 DEFAULT_STORE = "graphctx.sqlite"
+
+
+def installed_version() -> str:
+    """The version in the installed distribution's metadata (pyproject's ``version``)."""
+    try:
+        return metadata.version("graphctx")
+    except metadata.PackageNotFoundError:  # sources on sys.path that pip never installed
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphctx", description="Permission-aware GraphRAG context for AI agents."
     )
+    parser.add_argument("--version", action="version", version=f"graphctx {installed_version()}")
     parser.add_argument("--store", default=DEFAULT_STORE, help="store file (embedded default)")
     parser.add_argument("--grants", type=Path, help="YAML/JSON file: principal -> scopes")
     sub = parser.add_subparsers(dest="command", required=True)

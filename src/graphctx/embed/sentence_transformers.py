@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphctx.embed.port import Float32Array, normalize_rows, prepare_texts
-from graphctx.errors import ConfigurationError, EmbeddingError
+from graphctx.errors import ConfigurationError, EmbeddingError, MissingExtraError
 
 __all__ = ["SentenceTransformersEmbedder"]
 
@@ -121,9 +121,8 @@ class SentenceTransformersEmbedder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
-            raise ConfigurationError(
-                f"embedder {self._name!r} needs the sentence-transformers package: install "
-                "graphctx[sentence-transformers] (pip install 'graphctx[sentence-transformers]')"
+            raise MissingExtraError(
+                "sentence-transformers", f"embedder {self._name!r}", "sentence-transformers"
             ) from exc
         try:
             model = SentenceTransformer(self._model_name_or_path, device=self._device)

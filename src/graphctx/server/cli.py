@@ -84,6 +84,9 @@ def _keys(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from graphctx.extras import require_extra
+
+    require_extra("server")
     import anyio
     import uvicorn
 

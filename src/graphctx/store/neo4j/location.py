@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from graphctx.errors import ConfigurationError
+from graphctx.store.locations import NEO4J_SCHEMES
 from graphctx.store.neo4j.sessions import Auth
 from graphctx.store.neo4j.store import Neo4jGraphStore
 
-SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
 DEFAULT_DATABASE = "neo4j"
 DEFAULT_USER = "neo4j"
 
@@ -36,13 +36,9 @@ class Neo4jLocation:
         return f"Neo4jLocation(uri={self.uri!r}, database={self.database!r}, user={self.auth[0]!r})"
 
 
-def is_neo4j_location(location: str) -> bool:
-    return location.split("://", 1)[0].lower() in SCHEMES and "://" in location
-
-
 def parse_location(location: str, environ: Mapping[str, str]) -> Neo4jLocation:
     parts = urlsplit(location)
-    if parts.scheme.lower() not in SCHEMES or not parts.hostname:
+    if parts.scheme.lower() not in NEO4J_SCHEMES or not parts.hostname:
         raise ConfigurationError(f"not a Neo4j location: {location.split('@')[-1]!r}")
     user = unquote(parts.username) if parts.username else environ.get("NEO4J_USER", DEFAULT_USER)
     password = unquote(parts.password) if parts.password else environ.get("NEO4J_PASSWORD")
