@@ -39,7 +39,6 @@ from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
 from graphctx.ingest.pipeline import IngestReport
 from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
 from graphctx.server.cli import add_server_commands, run_server_command
-from graphctx.store.locations import is_neo4j_location
 
 DEFAULT_STORE = "graphctx.sqlite"
 

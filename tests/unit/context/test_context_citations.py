@@ -9,6 +9,7 @@ from graphctx.context import (
     AnswerContractError,
     AnswerPayload,
     CitationSelection,
+    Evidence,
     PackResult,
     ResolvedCitation,
     answer_json_schema,
@@ -22,7 +23,7 @@ COUNTER = default_token_counter()
 
 
 @pytest.fixture
-def pack() -> PackResult:
+def pack() -> PackResult[Evidence]:
     evidence = [
         make_evidence(
             "chunk-7", KOREAN_LINES[0], document_id="labour-act", version="v4", start=120
@@ -42,7 +43,7 @@ def answer(status: str, *cited: str, claim: str = "주장") -> AnswerPayload:
     )
 
 
-def test_citations_resolve_from_the_source_map_only(pack: PackResult) -> None:
+def test_citations_resolve_from_the_source_map_only(pack: PackResult[Evidence]) -> None:
     payload = answer("answered", "S1", claim="see https://evil.example/fake for proof")
     assert resolve_citations(payload, pack.source_map) == (
         ResolvedCitation(
@@ -59,26 +60,28 @@ def test_citations_resolve_from_the_source_map_only(pack: PackResult) -> None:
     )
 
 
-def test_unknown_citation_ids_are_rejected_not_dropped(pack: PackResult) -> None:
+def test_unknown_citation_ids_are_rejected_not_dropped(pack: PackResult[Evidence]) -> None:
     """Seed failure 4: silently removing S9 would leave an answer without its evidence."""
     with pytest.raises(AnswerContractError) as caught:
         resolve_citations(answer("answered", "S1", "S9", "S10"), pack.source_map)
     assert (caught.value.code, caught.value.unknown_ids) == ("unknown_citation_ids", ("S9", "S10"))
 
 
-def test_an_answered_reply_without_citations_is_rejected(pack: PackResult) -> None:
+def test_an_answered_reply_without_citations_is_rejected(pack: PackResult[Evidence]) -> None:
     with pytest.raises(AnswerContractError) as caught:
         resolve_citations(answer("answered"), pack.source_map)
     assert caught.value.code == "answered_without_citations"
 
 
-def test_insufficient_evidence_with_citations_is_rejected(pack: PackResult) -> None:
+def test_insufficient_evidence_with_citations_is_rejected(pack: PackResult[Evidence]) -> None:
     with pytest.raises(AnswerContractError) as caught:
         resolve_citations(answer("insufficient_evidence", "S2"), pack.source_map)
     assert caught.value.code == "insufficient_with_citations"
 
 
-def test_insufficient_evidence_without_citations_resolves_to_nothing(pack: PackResult) -> None:
+def test_insufficient_evidence_without_citations_resolves_to_nothing(
+    pack: PackResult[Evidence],
+) -> None:
     assert resolve_citations(answer("insufficient_evidence"), pack.source_map) == ()
 
 

@@ -38,7 +38,9 @@ class FakeModel:
         return json.dumps(self.reply)
 
 
-def answer_with_citations(question: str, pack: PackResult, model: FakeModel) -> AnswerOutcome:
+def answer_with_citations(
+    question: str, pack: PackResult[Evidence], model: FakeModel
+) -> AnswerOutcome:
     return asyncio.run(answer_with_citations_async(question, pack, model))
 
 

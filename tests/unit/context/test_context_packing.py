@@ -20,11 +20,11 @@ ARTICLE = " ".join(KOREAN_LINES[:6])
 
 def pack(
     evidence: list[Evidence], budget: int = 4_000, policy: PackingPolicy = LOOSE
-) -> PackResult:
+) -> PackResult[Evidence]:
     return pack_to_budget(evidence, budget, COUNTER, policy)
 
 
-def ids(result: PackResult) -> list[str]:
+def ids(result: PackResult[Evidence]) -> list[str]:
     return [block.evidence.evidence_id for block in result.blocks]
 
 

@@ -11,6 +11,7 @@ from graphctx.context import (
     AnswerContractError,
     AnswerPayload,
     CitationSelection,
+    Evidence,
     PackingPolicy,
     PackResult,
     default_token_counter,
@@ -28,7 +29,7 @@ budgets = st.integers(0, 400)
 PROPERTY_SETTINGS = settings(max_examples=60, deadline=None)
 
 
-def pack(corpus: Corpus, budget: int, policy: PackingPolicy) -> PackResult:
+def pack(corpus: Corpus, budget: int, policy: PackingPolicy) -> PackResult[Evidence]:
     return pack_to_budget(corpus.evidence, budget, COUNTER, policy)
 
 

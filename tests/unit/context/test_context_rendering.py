@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from graphctx.context import (
     SYSTEM_INSTRUCTION,
+    Evidence,
     PackResult,
     default_token_counter,
     neutralise_delimiters,
@@ -30,7 +31,7 @@ OPENING = re.compile(r'^<source id="(S[0-9]+)"( freshness="\w+")?>$', re.MULTILI
 CLOSING = re.compile(r"^</source>$", re.MULTILINE)
 
 
-def pack_of(*texts: str) -> PackResult:
+def pack_of(*texts: str) -> PackResult[Evidence]:
     evidence = [
         make_evidence(f"e{n}", text, document_id=f"d{n}", rank=n) for n, text in enumerate(texts)
     ]

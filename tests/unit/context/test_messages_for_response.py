@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from graphctx.context import (
     NO_EVIDENCE_NOTE,
     SYSTEM_INSTRUCTION,
+    Evidence,
     PackResult,
     default_token_counter,
     messages_for_response,
@@ -44,7 +45,7 @@ CLOSING = re.compile(r"^</source>$", re.MULTILINE)
 BLOCK = re.compile(r'^<source id="(S[0-9]+)"[^>\n]*>\n(.*?)\n</source>$', re.MULTILINE | re.DOTALL)
 
 
-def pack_of(*texts: str, freshness: Freshness = Freshness.CURRENT) -> PackResult:
+def pack_of(*texts: str, freshness: Freshness = Freshness.CURRENT) -> PackResult[Evidence]:
     evidence = [
         make_evidence(f"e{n}", text, document_id=f"d{n}", rank=n, freshness=freshness)
         for n, text in enumerate(texts)
@@ -66,7 +67,7 @@ def manifest() -> Manifest:
     )
 
 
-def bundle_of(pack: PackResult) -> ContextResponse:
+def bundle_of(pack: PackResult[Evidence]) -> ContextResponse:
     """The bundle a provider returns for ``pack``: one item per block, in citation order."""
     items = [
         EvidenceItem(

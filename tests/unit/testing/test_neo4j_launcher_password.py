@@ -8,7 +8,9 @@ printed the password in the test log.
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -37,7 +39,7 @@ def test_a_password_never_appears_in_a_repr_or_a_rendered_traceback() -> None:
         log_file=Path("/nonexistent/log"),
         java=server.JavaRuntime(Path("/bin/java"), 21),
         startup_s=0.0,
-        process=None,
+        process=cast("subprocess.Popen[bytes]", None),  # a handle with no JVM behind it
     )
 
     def fails_with(pw: object, server_handle: object) -> None:
