@@ -18,7 +18,7 @@ import pytest
 from explorer_support import Explorer
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
-from graphctx.server.http.app import create_app
+from graphctx.server.app import create_app
 from graphctx.server.keys import generate_key
 from graphctx.testing.requirements import missing_requirement
 from graphctx.testing.serve import serve_in_thread

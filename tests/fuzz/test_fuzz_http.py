@@ -14,7 +14,7 @@ from mutation import SEED_FILES, mutate, mutations
 from profiles import fuzz_settings
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
-from graphctx.server.http.app import create_app
+from graphctx.server.app import create_app
 from graphctx.server.keys import generate_key
 from graphctx.server.models import Problem
 from graphctx.testing.serve import serve_in_thread

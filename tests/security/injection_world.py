@@ -19,8 +19,8 @@ import httpx
 import yaml
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
+from graphctx.server.app import create_app
 from graphctx.server.config import ServiceSettings
-from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key, hash_key
 from graphctx.store.records import StoredVersion
 from graphctx.testing.serve import serve_in_thread

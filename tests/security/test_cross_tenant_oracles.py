@@ -26,8 +26,8 @@ from graphctx.context import default_token_counter
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
+from graphctx.server.app import create_app
 from graphctx.server.config import ServiceSettings
-from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key, hash_key
 from graphctx.server.timings import TIMING_BUCKET_MS
 from graphctx.store.records import ChunkHit

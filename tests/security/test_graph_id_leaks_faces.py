@@ -24,7 +24,7 @@ from mcp_types import TextContent
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.ingest.extract import OfflineExtractor
-from graphctx.server.http.app import create_app
+from graphctx.server.app import create_app
 from graphctx.server.keys import generate_key
 from graphctx.testing.serve import serve_in_thread
 from graphctx.testing.service import Harness, service_settings, unopened_provider

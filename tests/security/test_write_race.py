@@ -27,8 +27,8 @@ from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.errors import DocumentConflictError
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
+from graphctx.server.app import create_app
 from graphctx.server.config import ServiceSettings
-from graphctx.server.http.app import create_app
 from graphctx.server.keys import generate_key, hash_key
 from graphctx.server.models import IngestResult, SearchResponse
 from graphctx.store.records import NewChunk, NewDocument, WriteResult

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
-from graphctx.server.http.app import create_app
+from graphctx.server.app import create_app
 from graphctx.server.keys import generate_key
 from graphctx.testing.serve import serve_in_thread
 from graphctx.testing.service import Harness, service_settings, unopened_provider, write_corpus

@@ -9,9 +9,9 @@ from graphctx.context import default_token_counter
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants, StaticGrants
+from graphctx.server.app import create_app
 from graphctx.server.config import ServiceSettings
 from graphctx.server.grants import ConfigGrants
-from graphctx.server.http.app import create_app
 from graphctx.store.sqlite.store import SqliteGraphStore
 
 

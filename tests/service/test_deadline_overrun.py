@@ -22,7 +22,7 @@ from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.server import service
-from graphctx.server.http.app import create_app
+from graphctx.server.app import create_app
 from graphctx.store.sqlite.store import SqliteGraphStore
 from graphctx.testing.faulty_store import Fault, FaultKind, FaultPlan, FaultyStore
 from graphctx.testing.serve import serve_in_thread

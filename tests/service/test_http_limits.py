@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
-from graphctx.server.http.app import create_app
+from graphctx.server.app import create_app
 from graphctx.testing.serve import serve_in_thread
 from graphctx.testing.service import Harness, service_settings, unopened_provider
 

@@ -26,7 +26,7 @@ from graphctx.context import (
 )
 from graphctx.contract import ContextRequest, ContextResponse
 from graphctx.embed import UniversalSentenceEncoderEmbedder
-from graphctx.server.http.app import create_app
+from graphctx.server.app import create_app
 from graphctx.server.models import Problem, RenderedContext
 from graphctx.testing.serve import serve_in_thread
 from graphctx.testing.service import (

@@ -32,7 +32,7 @@ from graphctx.context import default_token_counter
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
-from graphctx.server.http.app import create_app
+from graphctx.server.app import create_app
 from graphctx.server.keys import generate_key
 from graphctx.server.logs import JsonFormatter, configure_logging
 from graphctx.store.sqlite.store import SqliteGraphStore

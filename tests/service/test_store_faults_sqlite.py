@@ -16,7 +16,7 @@ import pytest
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.errors import GraphctxError, StoreCorruptError, StoreUnavailableError
-from graphctx.server.http.app import create_app
+from graphctx.server.app import create_app
 from graphctx.store.sqlite import schema
 from graphctx.store.sqlite.store import SqliteGraphStore
 from graphctx.testing.serve import serve_in_thread

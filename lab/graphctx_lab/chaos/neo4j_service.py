@@ -19,7 +19,7 @@ from graphctx.context import default_token_counter
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
-from graphctx.server.http.app import create_app
+from graphctx.server.app import create_app
 from graphctx.server.keys import generate_key
 from graphctx.store.neo4j import Neo4jGraphStore
 from graphctx.store.neo4j.sessions import DEFAULT_WRITE_RETRY_S

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from graphctx.adapters import open_provider
-from graphctx.cli.embedder_option import add_embedder_argument
+from graphctx.embed.spec_option import add_embedder_argument
 from graphctx.eval.datasets import DEFAULT_DATASETS, default_data_dir, load_dataset, load_files
 from graphctx.ingest.extract import EntityDictionary, GraphExtractor, OfflineExtractor
 

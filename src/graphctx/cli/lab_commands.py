@@ -3,12 +3,15 @@
 The lab (``graphctx_lab``, ``lab/`` in a source checkout) is not part of the runtime package;
 ``make .venv/.installed`` installs it next to graphctx. Without it both commands exit with a
 :class:`~graphctx.errors.ConfigurationError` (code ``lab_not_installed``) that says how to
-install it. This is the one place the runtime package imports the lab.
+install it. The runtime package never imports the lab: the lab registers the two commands as
+entry points (group ``graphctx.lab_commands`` in ``lab/pyproject.toml``) and this module looks
+them up by name.
 """
 
 from __future__ import annotations
 
 import argparse
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Final
 
@@ -25,6 +28,7 @@ __all__ = [
 LAB_COMMANDS: Final = ("bench", "chaos")
 LAB_NOT_INSTALLED: Final = "lab_not_installed"
 LAB_PACKAGE: Final = "graphctx_lab"
+ENTRY_POINT_GROUP: Final = "graphctx.lab_commands"
 
 
 def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,8 +69,11 @@ def add_chaos_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 
 def run_lab_command(args: argparse.Namespace) -> int:
     """Run ``graphctx bench`` or ``graphctx chaos`` (``args.command``) with the lab."""
+    found = entry_points(group=ENTRY_POINT_GROUP, name=args.command)
     try:
-        from graphctx_lab.commands import run_bench_command, run_chaos_command
+        if not found:
+            raise ModuleNotFoundError(name=LAB_PACKAGE)
+        run = next(iter(found)).load()
     except ModuleNotFoundError as exc:
         if exc.name is None or exc.name.split(".")[0] != LAB_PACKAGE:
             raise  # the lab is there but one of its own imports is not: a real fault
@@ -76,6 +83,4 @@ def run_lab_command(args: argparse.Namespace) -> int:
             " (`make .venv/.installed` does it)",
             code=LAB_NOT_INSTALLED,
         ) from None
-    if args.command == "bench":
-        return run_bench_command(args)
-    return run_chaos_command(args)
+    return int(run(args))

@@ -17,7 +17,6 @@ from importlib import metadata
 from pathlib import Path
 
 from graphctx.adapters import open_provider
-from graphctx.cli.embedder_option import add_embedder_argument
 from graphctx.cli.graph_commands import (
     GRAPH_COMMANDS,
     add_extract_arguments,
@@ -31,14 +30,15 @@ from graphctx.cli.lab_commands import (
     add_chaos_command,
     run_lab_command,
 )
-from graphctx.cli.render import render_bundle, render_ingest
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
 from graphctx.contract.parsing import parse_request
 from graphctx.contract.request import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS
+from graphctx.embed.spec_option import add_embedder_argument
 from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
 from graphctx.ingest.pipeline import IngestReport
 from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
 from graphctx.server.cli import add_server_commands, run_server_command
+from graphctx.terminal import render_bundle, render_ingest
 
 DEFAULT_STORE = "graphctx.sqlite"
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import yaml
 
 from graphctx.adapters import open_provider
-from graphctx.cli.render import render_bundle, render_ingest
 from graphctx.contract import ContextRequest, ContextResponse
 from graphctx.errors import ConfigurationError
 from graphctx.ingest.extract import OfflineExtractor
@@ -21,6 +20,7 @@ from graphctx.ingest.graph_file import GraphFileReport
 from graphctx.ingest.pipeline import IngestReport
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import StaticGrants
+from graphctx.terminal import render_bundle, render_ingest
 
 DEMO_NAMESPACE = "northwind"
 DEMO_MAX_TOKENS = 1000

@@ -23,7 +23,7 @@ from graphctx.contract.request import (
     is_namespace_name,
     is_scope_name,
 )
-from graphctx.embed import Embedder
+from graphctx.embed.port import Embedder
 from graphctx.errors import DocumentConflictError, InvalidDocumentError, InvalidRequestError
 from graphctx.ingest.chunking import chunk_document
 from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport, GraphExtractor

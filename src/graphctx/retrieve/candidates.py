@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from graphctx.contract import RetrieverName, StageReport
-from graphctx.embed import Embedder
+from graphctx.embed.port import Embedder
 from graphctx.errors import GraphctxError
 from graphctx.retrieve.stages import Stage, StageRun, run_stage
 from graphctx.store.port import GraphStore, StageTimeout

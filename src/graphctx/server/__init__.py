@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING
 from graphctx.extras import require_extra
 
 if TYPE_CHECKING:
+    from graphctx.server.app import create_app
     from graphctx.server.config import ServiceSettings, load_settings
-    from graphctx.server.http.app import create_app
     from graphctx.server.mcp.transport import serve_stdio
 
 __all__ = ["ServiceSettings", "create_app", "load_settings", "serve_stdio"]
 
 _HOMES = {
     "ServiceSettings": "graphctx.server.config",
-    "create_app": "graphctx.server.http.app",
+    "create_app": "graphctx.server.app",
     "load_settings": "graphctx.server.config",
     "serve_stdio": "graphctx.server.mcp.transport",
 }

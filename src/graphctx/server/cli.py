@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from graphctx.cli.embedder_option import add_embedder_argument
+from graphctx.embed.spec_option import add_embedder_argument
 from graphctx.errors import CallerError, GraphctxError
 
 __all__ = ["add_server_commands", "hash_new_key", "main", "run_server_command"]
@@ -91,8 +91,8 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from graphctx.adapters import build_provider
+    from graphctx.server.app import create_app
     from graphctx.server.config import load_settings
-    from graphctx.server.http.app import create_app
     from graphctx.server.logs import configure_logging
     from graphctx.server.mcp.transport import serve_stdio
 

@@ -14,6 +14,7 @@ import logging
 import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -28,7 +29,6 @@ from graphctx.server.logs import current_trace_id, log_event, new_trace_id
 from graphctx.server.metrics import Metrics
 from graphctx.server.models import TRACE_ID_PATTERN
 from graphctx.server.ratelimit import TokenBucketLimiter
-from graphctx.server.ui import is_ui_path
 
 __all__ = ["PUBLIC_PATHS", "AuthMiddleware", "TraceMiddleware"]
 
@@ -91,8 +91,10 @@ class AuthMiddleware:
         limiter: TokenBucketLimiter,
         gateway: GatewayConfig,
         metrics: Metrics,
+        own_authentication: Callable[[str], bool],
     ) -> None:
         self.app = app
+        self.own_authentication = own_authentication
         self.authenticator = authenticator
         self.limiter = limiter
         self.gateway = gateway
@@ -102,7 +104,7 @@ class AuthMiddleware:
         if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
-        if is_ui_path(scope["path"]):  # session-authenticated by graphctx.server.ui.routes
+        if self.own_authentication(scope["path"]):  # the explorer's session authentication
             await self.app(scope, receive, send)
             return
         try:

@@ -1,9 +1,9 @@
 """The evidence explorer: ``/ui`` on ``graphctx serve``, server-rendered, offline, no build step.
 
-``create_app`` mounts it with :func:`graphctx.server.ui.routes.install_ui`; the API-key
-middleware lets :func:`is_ui_path` paths through to the explorer's own session authentication
-(:mod:`graphctx.server.ui.sessions`). This module imports nothing, so the middleware can ask
-:func:`is_ui_path` without pulling in the routes.
+:mod:`graphctx.server.app` mounts it (:func:`graphctx.server.ui.routes.install_ui`) and hands
+:func:`is_ui_path` to the API-key middleware, which lets those paths through to the explorer's
+own session authentication (:mod:`graphctx.server.ui.sessions`). This module imports nothing,
+so asking :func:`is_ui_path` does not pull in the routes.
 """
 
 from __future__ import annotations

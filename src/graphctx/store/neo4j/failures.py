@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Final
 
 import neo4j.exceptions as neo4j_errors
+
 from graphctx.errors import (
     ConfigurationError,
     GraphctxError,

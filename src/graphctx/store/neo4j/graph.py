@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import neo4j
+
 from graphctx.contract import NodeKind
 from graphctx.store import graph_walk as walk
 from graphctx.store.neo4j import queries

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import neo4j
+
 from graphctx.store.records import ChunkView, DocumentDates, StoredVersion
 
 Tx = neo4j.AsyncTransaction | neo4j.AsyncManagedTransaction

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import neo4j
+
 from graphctx.errors import ConfigurationError
 from graphctx.store.neo4j import queries
 

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final, TypeVar
 
 import neo4j
+
 from graphctx.store.neo4j.failures import DRIVER_FAILURES, as_graphctx_error
 from graphctx.store.port import StageTimeout
 

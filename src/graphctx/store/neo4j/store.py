@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, TypeVar
 
-import numpy as np
-
 import neo4j
 import neo4j.exceptions as neo4j_errors
+import numpy as np
+
 from graphctx.contract import NodeKind
 from graphctx.errors import ConfigurationError, InvalidRequestError, StoreUnavailableError
 from graphctx.store.bm25 import Candidate, rank_by_visible_bm25

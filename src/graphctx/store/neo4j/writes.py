@@ -12,9 +12,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+import neo4j
 import numpy as np
 
-import neo4j
 from graphctx.store.declarations import declaration_id, is_home_declaration, name_keys
 from graphctx.store.namespace_embedder import EmbedderRecord, require_same_embedder
 from graphctx.store.neo4j import acl, queries

@@ -25,6 +25,7 @@ from graphctx.server.http.openapi import install_openapi
 from graphctx.server.mcp.transport import McpHttpEndpoint
 from graphctx.server.metrics import Metrics
 from graphctx.server.ratelimit import TokenBucketLimiter
+from graphctx.server.ui import is_ui_path
 from graphctx.server.ui.routes import install_ui
 
 __all__ = ["create_app"]
@@ -82,6 +83,7 @@ def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
         limiter=limiter,
         gateway=settings.gateway,
         metrics=metrics,
+        own_authentication=is_ui_path,
     )
     app.add_middleware(TraceMiddleware, metrics=metrics)
     return app

@@ -1,0 +1,1 @@
+"""Retrieval: authorize, route, candidates, fusion, graph expansion, freshness, the output gate."""
