@@ -23,7 +23,7 @@ from graphctx.errors import InvalidDocumentError
 from graphctx.retrieve.entities import word_variants
 from graphctx.store.records import name_key
 
-__all__ = ["DictionaryEntry", "EntityDictionary", "Mention", "find_mentions"]
+__all__ = ["DictionaryEntry", "EntityDictionary", "Mention", "find_mentions", "short_title"]
 
 MIN_LATIN_CHARS: Final = 3
 MIN_HANGUL_CHARS: Final = 2
@@ -49,6 +49,11 @@ class Mention:
     end: int
 
 
+def short_title(name: str) -> str:
+    """``name`` without a trailing disambiguation in parentheses ("Brand (play)" -> "Brand")."""
+    return _PARENTHETICAL.sub("", name) or name
+
+
 def _usable(key: str) -> bool:
     if _HANGUL.search(key):
         return len(key.replace(" ", "")) >= MIN_HANGUL_CHARS
@@ -67,7 +72,7 @@ class EntityDictionary:
         self.entries[entry.node_id] = entry
         names = [entry.name, *entry.aliases]
         if strip_disambiguation:
-            names += [_PARENTHETICAL.sub("", n) for n in names if _PARENTHETICAL.search(n)]
+            names += [short_title(n) for n in names if _PARENTHETICAL.search(n)]
         for name in names:
             key = name_key(name)
             if not _usable(key):

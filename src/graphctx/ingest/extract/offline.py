@@ -26,7 +26,12 @@ from collections.abc import Mapping, Sequence
 
 from graphctx.contract import NodeKind
 from graphctx.ingest.extract.items import items_of
-from graphctx.ingest.extract.mentions import DictionaryEntry, EntityDictionary, find_mentions
+from graphctx.ingest.extract.mentions import (
+    DictionaryEntry,
+    EntityDictionary,
+    find_mentions,
+    short_title,
+)
 from graphctx.ingest.extract.offline_concepts import (
     CAPITALISED_TERMS,
     MAX_MEMBERS,
@@ -40,8 +45,16 @@ from graphctx.ingest.extract.references import (
     find_references,
     parse_article_label,
 )
+from graphctx.ingest.extract.shared_names import shared_name_nodes
 from graphctx.store.port import GraphStore
-from graphctx.store.records import MENTIONS, PART_OF, SUPPORTS, KnowledgeNode, Relation
+from graphctx.store.records import (
+    MENTIONS,
+    PART_OF,
+    SUPPORTS,
+    KnowledgeNode,
+    Relation,
+    name_key,
+)
 
 __all__ = ["ExtractionInput", "ExtractionReport", "OfflineExtractor", "document_node_id"]
 
@@ -76,6 +89,7 @@ class OfflineExtractor:
         concepts: bool = False,
         max_members: int = MAX_MEMBERS,
         capitalised_terms: bool = CAPITALISED_TERMS,
+        shared_names: bool = True,
     ) -> None:
         self.dictionary = dictionary or EntityDictionary()
         self.titles_as_entities = titles_as_entities
@@ -83,6 +97,7 @@ class OfflineExtractor:
         self.concepts = concepts
         self.max_members = max_members
         self.capitalised_terms = capitalised_terms
+        self.shared_names = shared_names and titles_as_entities
 
     async def extract(
         self, store: GraphStore, namespace: str, documents: Sequence[ExtractionInput]
@@ -100,6 +115,7 @@ class OfflineExtractor:
         own_nodes = {doc.document_id: document_node_id(doc) for doc in documents}
         by_path = {doc.relative_path: own_nodes[doc.document_id] for doc in documents}
         dictionary = self._dictionary(documents, own_nodes)
+        short_names = _unique_short_titles(documents) if self.titles_as_entities else {}
         home: dict[str, str] = {
             e.node_id: e.home_document for e in dictionary.entries.values() if e.home_document
         }
@@ -121,6 +137,7 @@ class OfflineExtractor:
                     node_type="Article"
                     if source.startswith(("article:", "section:"))
                     else "Document",
+                    aliases=short_names.get(doc.document_id, ()),
                     support_link=SUPPORTS,
                 )
             )
@@ -152,13 +169,21 @@ class OfflineExtractor:
         ]
         report.mentions = sum(len(n.supporting_chunk_ids) for n in mention_nodes)
         concepts = self._concepts(documents, own_nodes, cited, report) if self.concepts else []
+        titles = [
+            name
+            for doc in documents
+            if doc.title and not doc.metadata.get("article_no")
+            for name in (doc.title, short_title(doc.title))
+        ]
+        names = shared_name_nodes(documents, titles) if self.shared_names else []
+        report.mentions += sum(len(n.supporting_chunk_ids) for n in names)
         edges = [
             Relation(src, dst, REFERENCES, tuple(dict.fromkeys(chunks)))
             for (src, dst), chunks in sorted(relations.items())
         ]
         report.references = len(edges)
         # Mentions first: a document node's own (stronger) link then wins for shared chunks.
-        return [*mention_nodes, *support_nodes, *concepts], edges, report
+        return [*mention_nodes, *names, *support_nodes, *concepts], edges, report
 
     def _concepts(
         self,
@@ -226,6 +251,25 @@ class OfflineExtractor:
             elif (ref.law or law) is not None:
                 targets.append(article_key(ref.kind, ref.law or law or "", ref.target))
         return targets
+
+
+def _unique_short_titles(documents: Sequence[ExtractionInput]) -> dict[str, tuple[str, ...]]:
+    """A title's name without its disambiguation ("Brand" for "Brand (play)"), as an alias of
+    the document's node for entity lookup, when no other title of the batch shares its key
+    (a question names "Brand", not "Brand (play)")."""
+    titled = [d for d in documents if d.title and not d.metadata.get("article_no")]
+    owners: dict[str, set[str]] = {}
+    for doc in titled:
+        assert doc.title is not None
+        for name in (doc.title, short_title(doc.title)):
+            owners.setdefault(name_key(name), set()).add(doc.document_id)
+    aliases: dict[str, tuple[str, ...]] = {}
+    for doc in titled:
+        assert doc.title is not None
+        short = short_title(doc.title)
+        if short != doc.title and owners.get(name_key(short)) == {doc.document_id}:
+            aliases[doc.document_id] = (short,)
+    return aliases
 
 
 def _concept_node(
