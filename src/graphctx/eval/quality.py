@@ -14,8 +14,10 @@ Recall@k = |gold ∩ top-k| / |gold|, averaged over questions; MRR = 1 / rank of
 document (0 when none is in the ranking). The graph comes from the offline extractor
 (references, title/dictionary mentions); then the offline concepts (structure, defined terms,
 citation clusters) are added and the graph methods run again (``+concepts``), unless the
-corpus gave no concept. The concept set's shape is reported with the scores, and with it how
-many gold document pairs share a concept: a property of the concepts, whatever the scoring.
+corpus gave no concept; then the shared-name entities (off in ingest by default) are added and
+they run once more (``+names``, cumulative). The concept set's shape is reported with the
+scores, and with it how many gold document pairs share a concept: a property of the concepts,
+whatever the scoring.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from graphctx.contract import NodeKind, RetrievalMode, RetrieverName
 from graphctx.embed import Embedder
 from graphctx.eval.datasets import EvalSet, source_documents
 from graphctx.ingest.extract import ExtractionInput, ExtractionReport, OfflineExtractor
+from graphctx.ingest.extract.offline import title_names
+from graphctx.ingest.extract.shared_names import shared_name_nodes
 from graphctx.ingest.pipeline import IngestDefaults, ingest_sources
 from graphctx.retrieve.candidates import gather_candidates
 from graphctx.retrieve.entities import query_keys
@@ -128,10 +132,7 @@ async def _ingest(
     return document_of, report.graph
 
 
-async def _add_concepts(
-    store: GraphStore, eval_set: EvalSet, document_of: dict[str, str]
-) -> dict[str, object]:
-    """Write the offline concepts of the whole set; their shape and gold-pair coverage."""
+async def _extraction_inputs(store: GraphStore, eval_set: EvalSet) -> list[ExtractionInput]:
     inputs = []
     for doc in eval_set.documents:
         chunks = await store.document_chunks(EVAL_NAMESPACE, doc.document_id)
@@ -144,6 +145,23 @@ async def _add_concepts(
                 tuple((c.chunk_id, c.text) for c in chunks),
             )
         )
+    return inputs
+
+
+async def _add_shared_names(store: GraphStore, eval_set: EvalSet) -> int:
+    """Write the shared-name entities (off by default in ingest); how many there are."""
+    inputs = await _extraction_inputs(store, eval_set)
+    nodes = shared_name_nodes(inputs, title_names(inputs))
+    if nodes:
+        await store.write_graph(EVAL_NAMESPACE, nodes, [])
+    return len(nodes)
+
+
+async def _add_concepts(
+    store: GraphStore, eval_set: EvalSet, document_of: dict[str, str]
+) -> dict[str, object]:
+    """Write the offline concepts of the whole set; their shape and gold-pair coverage."""
+    inputs = await _extraction_inputs(store, eval_set)
     extractor = OfflineExtractor(titles_as_entities=False, references=False, concepts=True)
     nodes, _, report = extractor.build(inputs)
     concepts = [n for n in nodes if n.kind is NodeKind.CONCEPT]
@@ -285,6 +303,12 @@ async def evaluate_set(
             if isinstance(shape, dict) and shape.get("concepts"):
                 await _run_questions(
                     store, embedder, eval_set, document_of, result, ks, suffix=" +concepts"
+                )
+            names = await _add_shared_names(store, eval_set)
+            result.graph["shared_names"] = names
+            if names:
+                await _run_questions(
+                    store, embedder, eval_set, document_of, result, ks, suffix=" +names"
                 )
         finally:
             await store.close()

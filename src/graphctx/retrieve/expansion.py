@@ -41,7 +41,7 @@ __all__ = [
     "policy_for",
 ]
 
-ANCHOR_COUNT: Final = 5  # at most this many top fused candidates are expanded from ...
+ANCHOR_COUNT: Final = 3  # at most this many top fused candidates are expanded from ...
 ANCHOR_MIN_RELATIVE: Final = 0.5  # ... and only those with this share of the best fused score
 SEED_LIMIT: Final = 5  # entities named in the query whose neighbourhood is walked
 SEED_WEIGHT: Final = 1.0  # a named entity's chunks, relative to the best search hit

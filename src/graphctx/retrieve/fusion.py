@@ -16,7 +16,11 @@ pushes strong full-text hits out of the top of the bundle. Here instead:
 3. **Graph propagation** (:func:`merge_graph`): scores propagated from confident anchors are
    added to each chunk's *relative* fused score (its share of the best one), so a neighbour
    reached from one anchor ranks below that anchor, and only support from several anchors
-   (or a named entity) lifts it higher.
+   (or a named entity) lifts it higher. As in personalized PageRank, an anchor keeps a
+   restart share of its own mass (``1 - hop_decay``, what the walk does not pass on):
+   without it every anchor counted only its search score while a search hit next to an
+   anchor counted its search score *and* the anchor's vote, so neighbours of the top hit
+   overtook the other anchors.
 
 Deterministic: ties go to the best single rank, then the chunk id. ``Fusion.explain`` is the
 line the manifest carries.
@@ -29,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from graphctx.contract import RetrieverName
+from graphctx.store.graph_walk import combine_support
 from graphctx.store.records import ChunkHit
 
 __all__ = [
@@ -173,13 +178,18 @@ def merge_graph(
     propagated: Mapping[str, float],
     *,
     weight: float = GRAPH_WEIGHT,
+    restart: Mapping[str, float] | None = None,
 ) -> list[FusedCandidate]:
     """Search candidates (relative score) plus ``weight`` times each chunk's propagated score.
 
     Propagated scores are in the anchors' units (an anchor's relative score times the path's
     decay), so one anchor's neighbour lands below that anchor; support from several anchors
-    adds up. A graph-only chunk enters with its propagated score alone.
+    adds up. A graph-only chunk enters with its propagated score alone. ``restart`` gives
+    each anchor the share of its relative score the walk keeps at it (combined with what
+    other anchors propagate to it as independent support); the chunk's reported graph score
+    stays what the walk propagated to it.
     """
+    kept = restart or {}
     relative = relative_scores(candidates)
     by_id = {c.chunk_id: c for c in candidates}
     fused: dict[str, float] = {}
@@ -195,8 +205,10 @@ def merge_graph(
         if chunk_id in propagated:
             scores[chunk_id][RetrieverName.GRAPH] = propagated[chunk_id]
             ranks[chunk_id][RetrieverName.GRAPH] = graph_rank[chunk_id]
-            total += weight * propagated[chunk_id]
-        fused[chunk_id] = total
+        graph = propagated.get(chunk_id, 0.0)
+        if chunk_id in kept:
+            graph = combine_support([graph, kept[chunk_id] * relative.get(chunk_id, 0.0)])
+        fused[chunk_id] = total + weight * graph
     return _ordered(fused, scores, ranks)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from graphctx.contract import RetrievalMode
 from graphctx.retrieve.entities import order_matches
-from graphctx.retrieve.expansion import SEED_LIMIT, GraphExpansion, expand_graph
+from graphctx.retrieve.expansion import SEED_LIMIT, GraphExpansion, expand_graph, policy_for
 from graphctx.retrieve.fusion import FusedCandidate, merge_graph
 from graphctx.retrieve.question_type import QuestionClass
 from graphctx.retrieve.routing import GraphVerdict, graph_verdict
@@ -47,7 +47,8 @@ async def rank_with_graph(
         return GraphRanking(
             list(fused), graph, False, "graph expansion found nothing visible: hybrid ranking"
         )
-    merged = merge_graph(fused, graph.scores)
+    restart = 1.0 - policy_for(question).hop_decay  # what the walk keeps at each anchor
+    merged = merge_graph(fused, graph.scores, restart=dict.fromkeys(graph.anchors, restart))
     if mode is not RetrievalMode.AUTO:
         return GraphRanking(merged, graph, True, "graph mode: propagated scores joined")
     verdict: GraphVerdict = graph_verdict(

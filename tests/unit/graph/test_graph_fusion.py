@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -67,3 +69,18 @@ def test_one_anchors_neighbour_stays_below_it_whatever_the_scores(
     relative = relative_scores(fused)
     merged = [c.chunk_id for c in merge_graph(fused, {"n": DECAY * relative[anchor.chunk_id]})]
     assert merged.index(anchor.chunk_id) < merged.index("n")
+
+
+def test_a_search_hit_next_to_the_top_anchor_does_not_overtake_the_other_anchor() -> None:
+    relative = relative_scores(FUSED)
+    propagated = {"c": DECAY * relative["a"]}  # c: a weaker search hit the top anchor reaches
+    restart = dict.fromkeys(anchors_from(FUSED), 1.0 - DECAY)
+    order = [c.chunk_id for c in merge_graph(FUSED, propagated, restart=restart)]
+    assert order[:3] == ["a", "b", "c"]
+
+
+def test_an_anchor_keeps_its_restart_share_but_reports_only_what_the_walk_brought() -> None:
+    relative = relative_scores(FUSED)
+    merged = {c.chunk_id: c for c in merge_graph(FUSED, {}, restart={"b": 1.0 - DECAY})}
+    assert math.isclose(merged["b"].fused, relative["b"] * (2.0 - DECAY))
+    assert GRAPH not in merged["b"].scores

@@ -22,7 +22,7 @@ import yaml
 from graphctx.errors import InvalidDocumentError
 from graphctx.text.names import NAME_WORD, name_key, word_variants
 
-__all__ = ["DictionaryEntry", "EntityDictionary", "Mention", "find_mentions"]
+__all__ = ["DictionaryEntry", "EntityDictionary", "Mention", "find_mentions", "short_title"]
 
 MIN_LATIN_CHARS: Final = 3
 MIN_HANGUL_CHARS: Final = 2
@@ -47,6 +47,11 @@ class Mention:
     end: int
 
 
+def short_title(name: str) -> str:
+    """``name`` without a trailing disambiguation in parentheses ("Brand (play)" -> "Brand")."""
+    return _PARENTHETICAL.sub("", name) or name
+
+
 def _usable(key: str) -> bool:
     if _HANGUL.search(key):
         return len(key.replace(" ", "")) >= MIN_HANGUL_CHARS
@@ -65,7 +70,7 @@ class EntityDictionary:
         self.entries[entry.node_id] = entry
         names = [entry.name, *entry.aliases]
         if strip_disambiguation:
-            names += [_PARENTHETICAL.sub("", n) for n in names if _PARENTHETICAL.search(n)]
+            names += [short_title(n) for n in names if _PARENTHETICAL.search(n)]
         for name in names:
             key = name_key(name)
             if not _usable(key):

@@ -26,7 +26,12 @@ from collections.abc import Mapping, Sequence
 
 from graphctx.contract import NodeKind
 from graphctx.ingest.extract.items import items_of
-from graphctx.ingest.extract.mentions import DictionaryEntry, EntityDictionary, find_mentions
+from graphctx.ingest.extract.mentions import (
+    DictionaryEntry,
+    EntityDictionary,
+    find_mentions,
+    short_title,
+)
 from graphctx.ingest.extract.offline_concepts import (
     CAPITALISED_TERMS,
     MAX_MEMBERS,
@@ -40,9 +45,17 @@ from graphctx.ingest.extract.references import (
     find_references,
     parse_article_label,
 )
+from graphctx.ingest.extract.shared_names import shared_name_nodes
 from graphctx.store.records import MENTIONS, PART_OF, SUPPORTS, KnowledgeNode, Relation
+from graphctx.text.names import name_key
 
-__all__ = ["ExtractionInput", "ExtractionReport", "OfflineExtractor", "document_node_id"]
+__all__ = [
+    "ExtractionInput",
+    "ExtractionReport",
+    "OfflineExtractor",
+    "document_node_id",
+    "title_names",
+]
 
 REFERENCES = "REFERENCES"
 
@@ -62,8 +75,24 @@ def _node_name(doc: ExtractionInput) -> str:
     return doc.title or doc.document_id
 
 
+def title_names(documents: Sequence[ExtractionInput]) -> list[str]:
+    """The titles (and short titles) that title mentions link already: no shared-name node."""
+    return [
+        name
+        for doc in documents
+        if doc.title and not doc.metadata.get("article_no")
+        for name in (doc.title, short_title(doc.title))
+    ]
+
+
 class OfflineExtractor:
-    """References + dictionary mentions (+ optional offline concepts). No model, no I/O."""
+    """References + dictionary mentions (+ optional offline concepts). No model, no I/O.
+
+    ``shared_names`` (off by default) adds an Entity for each capitalised name several
+    documents share (:mod:`graphctx.ingest.extract.shared_names`). It stays off because its
+    gain does not survive leave-one-set-out: it lifts MuSiQue, and the other sets, with
+    MuSiQue held out, do not choose it (2Wiki loses; ``docs/eval/README.md``).
+    """
 
     def __init__(
         self,
@@ -74,6 +103,7 @@ class OfflineExtractor:
         concepts: bool = False,
         max_members: int = MAX_MEMBERS,
         capitalised_terms: bool = CAPITALISED_TERMS,
+        shared_names: bool = False,
     ) -> None:
         self.dictionary = dictionary or EntityDictionary()
         self.titles_as_entities = titles_as_entities
@@ -81,6 +111,7 @@ class OfflineExtractor:
         self.concepts = concepts
         self.max_members = max_members
         self.capitalised_terms = capitalised_terms
+        self.shared_names = shared_names and titles_as_entities
 
     def extract(self, documents: Sequence[ExtractionInput]) -> GraphDraft:
         nodes, relations, report = self.build(documents)
@@ -94,6 +125,7 @@ class OfflineExtractor:
         own_nodes = {doc.document_id: document_node_id(doc) for doc in documents}
         by_path = {doc.relative_path: own_nodes[doc.document_id] for doc in documents}
         dictionary = self._dictionary(documents, own_nodes)
+        short_names = _unique_short_titles(documents) if self.titles_as_entities else {}
         home: dict[str, str] = {
             e.node_id: e.home_document for e in dictionary.entries.values() if e.home_document
         }
@@ -115,6 +147,7 @@ class OfflineExtractor:
                     node_type="Article"
                     if source.startswith(("article:", "section:"))
                     else "Document",
+                    aliases=short_names.get(doc.document_id, ()),
                     support_link=SUPPORTS,
                 )
             )
@@ -146,13 +179,15 @@ class OfflineExtractor:
         ]
         report.mentions = sum(len(n.supporting_chunk_ids) for n in mention_nodes)
         concepts = self._concepts(documents, own_nodes, cited, report) if self.concepts else []
+        names = shared_name_nodes(documents, title_names(documents)) if self.shared_names else []
+        report.mentions += sum(len(n.supporting_chunk_ids) for n in names)
         edges = [
             Relation(src, dst, REFERENCES, tuple(dict.fromkeys(chunks)))
             for (src, dst), chunks in sorted(relations.items())
         ]
         report.references = len(edges)
         # Mentions first: a document node's own (stronger) link then wins for shared chunks.
-        return [*mention_nodes, *support_nodes, *concepts], edges, report
+        return [*mention_nodes, *names, *support_nodes, *concepts], edges, report
 
     def _concepts(
         self,
@@ -220,6 +255,25 @@ class OfflineExtractor:
             elif (ref.law or law) is not None:
                 targets.append(article_key(ref.kind, ref.law or law or "", ref.target))
         return targets
+
+
+def _unique_short_titles(documents: Sequence[ExtractionInput]) -> dict[str, tuple[str, ...]]:
+    """A title's name without its disambiguation ("Brand" for "Brand (play)"), as an alias of
+    the document's node for entity lookup, when no other title of the batch shares its key
+    (a question names "Brand", not "Brand (play)")."""
+    titled = [d for d in documents if d.title and not d.metadata.get("article_no")]
+    owners: dict[str, set[str]] = {}
+    for doc in titled:
+        assert doc.title is not None
+        for name in (doc.title, short_title(doc.title)):
+            owners.setdefault(name_key(name), set()).add(doc.document_id)
+    aliases: dict[str, tuple[str, ...]] = {}
+    for doc in titled:
+        assert doc.title is not None
+        short = short_title(doc.title)
+        if short != doc.title and owners.get(name_key(short)) == {doc.document_id}:
+            aliases[doc.document_id] = (short,)
+    return aliases
 
 
 def _concept_node(
