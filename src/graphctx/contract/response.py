@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from graphctx.contract.enums import (
     DenialReason,
@@ -31,6 +38,21 @@ class Span(BaseModel):
     def _ordered(self) -> Self:
         if self.end_char < self.start_char:
             raise ValueError("end_char must not precede start_char")
+        return self
+
+
+class PageRange(BaseModel):
+    """The pages (1-based, inclusive) of a paged source, a PDF, that an item's span lies on."""
+
+    model_config = _FROZEN
+
+    first: Annotated[int, Field(ge=1)]
+    last: Annotated[int, Field(ge=1)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if self.last < self.first:
+            raise ValueError("last must not precede first")
         return self
 
 
@@ -74,6 +96,19 @@ class EvidenceItem(BaseModel):
     span: Span
     truncated: bool = False
     tokens: Annotated[int, Field(ge=0)]
+    pages: PageRange | None = Field(
+        default=None,
+        description="The pages the span lies on, for a paged source (PDF); absent otherwise.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_pages(self, handler: SerializerFunctionWrapHandler) -> object:
+        """``pages`` is left out, not null, for unpaged sources: their items serialize as
+        they did before the field existed."""
+        data = handler(self)
+        if self.pages is None and isinstance(data, dict):
+            data.pop("pages", None)
+        return data
 
 
 class Limits(BaseModel):
