@@ -9,7 +9,8 @@ Guarantees, for every document and every valid size triple:
 
 How a document is cut, coarsest boundary first:
 
-- Markdown: blocks are ATX headings, fenced code blocks (``` or ~~~; an unclosed fence runs to
+- Markdown (and HTML and DOCX, which their readers render Markdown-like): blocks are ATX
+  headings, fenced code blocks (``` or ~~~; an unclosed fence runs to
   the end), tables (lines starting with ``|``) and paragraphs. A fence or table that fits in
   ``max_chars`` is never split; a larger one is split at line boundaries only. A heading
   starts a section, merged into the chunk before it only while that chunk is under
@@ -77,6 +78,7 @@ _PARAGRAPH_LEVELS: Final = (_CIRCLED_NUMBER, _SENTENCE, _LINE)
 _CODE_LEVELS: Final = (_BLANK_LINE, _LINE)
 _LINE_LEVELS: Final[tuple[_Cutter, ...]] = (_LINE,)
 _ANY_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+_MARKDOWN_LIKE: Final = frozenset({MediaType.MARKDOWN, MediaType.HTML, MediaType.DOCX})
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ def chunk_document(
 
 
 def _blocks(doc: SourceDocument) -> list[_Span]:
-    if doc.media_type is MediaType.MARKDOWN:
+    if doc.media_type in _MARKDOWN_LIKE:
         return _markdown_blocks(doc.text)
     if doc.media_type is MediaType.CODE:
         return _code_blocks(doc.text)
