@@ -251,3 +251,36 @@ def test_a_missing_extra_is_reported_per_file_naming_the_pip_install(tmp_path: P
     assert "pip install 'graphctx[pdf]'" in messages["policy.pdf"]
     assert "pip install 'graphctx[docx]'" in messages["handbook.docx"]
     assert [Path(s["origin"]).name for s in report["skipped"]] == ["logo.png"]
+
+
+def test_encrypted_corrupt_and_textless_files_are_typed_errors_and_nothing_of_them_is_written(
+    provider: ContextProvider, tmp_path: Path
+) -> None:
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    locked = FPDF()
+    locked.set_font("Helvetica", size=12)
+    locked.add_page()
+    locked.multi_cell(0, 10, "The locked salary table.")
+    locked.set_encryption(owner_password="owner", user_password="secret")
+    locked.output(str(folder / "locked.pdf"))
+    scan = FPDF()
+    scan.add_page()
+    scan.rect(10, 10, 80, 80)
+    scan.output(str(folder / "scan.pdf"))
+    (folder / "cut.pdf").write_bytes(scan.output()[:300])  # a download cut short
+    (folder / "renamed.docx").write_bytes(b"%PDF-1.7 this is no zip archive")
+    (folder / "chrome.html").write_text("<nav>Home</nav><script>track()</script>", "utf-8")
+    (folder / "good.html").write_text("<main><h1>Kept</h1><p>The one good page.</p></main>")
+
+    report = provider.ingest_path(folder, namespace="bad", scopes=["eng"])
+    listed = provider.list_documents("bad", ["eng"])
+
+    assert sorted((Path(e.origin).name, e.code) for e in report.errors) == [
+        ("chrome.html", "empty_document"),
+        ("cut.pdf", "pdf_invalid"),
+        ("locked.pdf", "pdf_encrypted"),
+        ("renamed.docx", "docx_invalid"),
+        ("scan.pdf", "pdf_no_text"),
+    ]
+    assert [d.document_id for d in listed] == ["good.html"]
