@@ -56,6 +56,19 @@ class PageRange(BaseModel):
         return self
 
 
+class OmitsAbsentPages(BaseModel):
+    """A base for models with an optional ``pages: PageRange | None`` field: ``pages`` is left
+    out, not null, for unpaged sources, so their items serialize exactly as they did before
+    the field existed. (Field order stays the subclass's own.)"""
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_pages(self, handler: SerializerFunctionWrapHandler) -> object:
+        data = handler(self)
+        if getattr(self, "pages", None) is None and isinstance(data, dict):
+            data.pop("pages", None)
+        return data
+
+
 class ProvenanceStep(BaseModel):
     """One node on the path that led to an item; ``via`` is the relation used to reach it."""
 
@@ -80,7 +93,7 @@ class RetrievalScores(BaseModel):
     fused: float
 
 
-class EvidenceItem(BaseModel):
+class EvidenceItem(OmitsAbsentPages):
     model_config = _FROZEN
 
     citation_id: Annotated[str, Field(pattern=r"^S[1-9][0-9]*$")]
@@ -100,15 +113,6 @@ class EvidenceItem(BaseModel):
         default=None,
         description="The pages the span lies on, for a paged source (PDF); absent otherwise.",
     )
-
-    @model_serializer(mode="wrap")
-    def _omit_absent_pages(self, handler: SerializerFunctionWrapHandler) -> object:
-        """``pages`` is left out, not null, for unpaged sources: their items serialize as
-        they did before the field existed."""
-        data = handler(self)
-        if self.pages is None and isinstance(data, dict):
-            data.pop("pages", None)
-        return data
 
 
 class Limits(BaseModel):

@@ -18,6 +18,9 @@ How a document is cut, coarsest boundary first:
   heading path enclosing the whole chunk.
 - Code: top-level definitions (``def``/``class``/``func``/``fn``/``function``... at column 0,
   with their decorators and comments) start sections; then blank lines, then lines.
+- Paged text (a PDF, ``page_starts`` set): each page starts a section, as a Markdown heading
+  does, so a chunk spans pages only while the chunk before is under ``min_chars``; within a
+  page, the text levels below.
 - Text and records: circled-number paragraphs (① ②, Korean statutes), blank lines, sentences
   (``. ! ?`` before whitespace; ideographic full stop, fullwidth ! ?), lines.
 
@@ -117,6 +120,10 @@ def chunk_document(
 
 
 def _blocks(doc: SourceDocument) -> list[_Span]:
+    if doc.page_starts:
+        size = len(doc.text)
+        bounds = sorted({0, size, *(min(max(start, 0), size) for start in doc.page_starts)})
+        return [_Span(a, b, _TEXT_LEVELS, starts_section=True) for a, b in pairwise(bounds)]
     if doc.media_type in _MARKDOWN_LIKE:
         return _markdown_blocks(doc.text)
     if doc.media_type is MediaType.CODE:

@@ -13,6 +13,8 @@ from graphctx.contract import (
     Denial,
     Freshness,
     Limits,
+    OmitsAbsentPages,
+    PageRange,
     ProvenanceStep,
     RetrievalMode,
     RetrievalScores,
@@ -90,7 +92,7 @@ class SearchRequest(BaseModel):
     trace_id: Annotated[str, Field(pattern=TRACE_ID_PATTERN)] | None = None
 
 
-class SearchResult(BaseModel):
+class SearchResult(OmitsAbsentPages):
     model_config = _OUT
 
     content: str
@@ -105,6 +107,10 @@ class SearchResult(BaseModel):
     retrieval_scores: RetrievalScores
     span: Span
     truncated: bool
+    pages: PageRange | None = Field(
+        default=None,
+        description="The pages the span lies on, for a paged source (PDF); absent otherwise.",
+    )
 
 
 class SearchResponse(BaseModel):

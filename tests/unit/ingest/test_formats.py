@@ -386,3 +386,28 @@ def _view(page_starts: tuple[int, ...]) -> ChunkView:
         superseded_by=None,
         page_starts=page_starts,
     )
+
+
+_PAGE_TEXT = st.text(alphabet=st.sampled_from("ab. \n"), max_size=400)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PAGE_TEXT, min_size=1, max_size=8), st.integers(20, 300))
+def test_paged_text_chunks_slice_it_exactly_and_cross_a_page_only_after_a_small_start(
+    pages: list[str], target: int
+) -> None:
+    """A page starts a chunk unless the chunk before it is still under ``min_chars``."""
+    text = "\n\n".join(pages)
+    starts = tuple(sum(len(page) + 2 for page in pages[:index]) for index in range(len(pages)))
+    source = SourceDocument("p.pdf", MediaType.PDF, text, DocumentMetadata(), page_starts=starts)
+    min_chars = target // 4
+
+    chunks = chunk_document(source, target_chars=target, max_chars=target * 2, min_chars=min_chars)
+
+    assert all(chunk.text == text[chunk.start_char : chunk.end_char] for chunk in chunks)
+    covered = {i for chunk in chunks for i in range(chunk.start_char, chunk.end_char)}
+    assert all(i in covered for i, char in enumerate(text) if not char.isspace())
+    for chunk in chunks:
+        for start in starts:
+            if chunk.start_char < start < chunk.end_char:
+                assert len(text[chunk.start_char : start].rstrip()) < min_chars
