@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Self
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from graphctx.contract.enums import (
     DenialReason,
@@ -56,17 +49,19 @@ class PageRange(BaseModel):
         return self
 
 
-class OmitsAbsentPages(BaseModel):
-    """A base for models with an optional ``pages: PageRange | None`` field: ``pages`` is left
-    out, not null, for unpaged sources, so their items serialize exactly as they did before
-    the field existed. (Field order stays the subclass's own.)"""
+def _is_none(value: object) -> bool:
+    return value is None
 
-    @model_serializer(mode="wrap")
-    def _omit_absent_pages(self, handler: SerializerFunctionWrapHandler) -> object:
-        data = handler(self)
-        if getattr(self, "pages", None) is None and isinstance(data, dict):
-            data.pop("pages", None)
-        return data
+
+# An item's pages: set for a paged source, left out of the JSON (not null) otherwise, so the
+# items of unpaged sources serialize exactly as they did before the field existed.
+OptionalPages = Annotated[
+    PageRange | None,
+    Field(
+        exclude_if=_is_none,
+        description="The pages the span lies on, for a paged source (PDF); absent otherwise.",
+    ),
+]
 
 
 class ProvenanceStep(BaseModel):
@@ -93,7 +88,7 @@ class RetrievalScores(BaseModel):
     fused: float
 
 
-class EvidenceItem(OmitsAbsentPages):
+class EvidenceItem(BaseModel):
     model_config = _FROZEN
 
     citation_id: Annotated[str, Field(pattern=r"^S[1-9][0-9]*$")]
@@ -109,10 +104,7 @@ class EvidenceItem(OmitsAbsentPages):
     span: Span
     truncated: bool = False
     tokens: Annotated[int, Field(ge=0)]
-    pages: PageRange | None = Field(
-        default=None,
-        description="The pages the span lies on, for a paged source (PDF); absent otherwise.",
-    )
+    pages: OptionalPages = None
 
 
 class Limits(BaseModel):

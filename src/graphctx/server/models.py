@@ -13,8 +13,7 @@ from graphctx.contract import (
     Denial,
     Freshness,
     Limits,
-    OmitsAbsentPages,
-    PageRange,
+    OptionalPages,
     ProvenanceStep,
     RetrievalMode,
     RetrievalScores,
@@ -92,7 +91,7 @@ class SearchRequest(BaseModel):
     trace_id: Annotated[str, Field(pattern=TRACE_ID_PATTERN)] | None = None
 
 
-class SearchResult(OmitsAbsentPages):
+class SearchResult(BaseModel):
     model_config = _OUT
 
     content: str
@@ -107,10 +106,7 @@ class SearchResult(OmitsAbsentPages):
     retrieval_scores: RetrievalScores
     span: Span
     truncated: bool
-    pages: PageRange | None = Field(
-        default=None,
-        description="The pages the span lies on, for a paged source (PDF); absent otherwise.",
-    )
+    pages: OptionalPages = None
 
 
 class SearchResponse(BaseModel):
