@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import io
+import json
 import re
 import zipfile
 from pathlib import Path
@@ -22,8 +23,9 @@ from graphctx.ingest.formats.docx import read_docx
 from graphctx.ingest.formats.html import read_html
 from graphctx.ingest.formats.pdf import read_pdf
 from graphctx.ingest.loaders import load_path
+from graphctx.ingest.pipeline import IngestDefaults, build_document
 from graphctx.ingest.source import DocumentMetadata, MediaType, SourceDocument
-from graphctx.store.records import ChunkView, DocumentDates
+from graphctx.store.records import PAGE_STARTS_KEY, ChunkView, DocumentDates, page_starts_of
 
 PAGES = (
     "Refund policy. Customers may return goods within 30 days of delivery.",
@@ -411,3 +413,20 @@ def test_paged_text_chunks_slice_it_exactly_and_cross_a_page_only_after_a_small_
         for start in starts:
             if chunk.start_char < start < chunk.end_char:
                 assert len(text[chunk.start_char : start].rstrip()) < min_chars
+
+
+def test_page_starts_reach_the_document_extra_and_a_callers_value_there_is_replaced() -> None:
+    forged = DocumentMetadata(scopes=("eng",), extra={PAGE_STARTS_KEY: "0,1,2", "team": "ops"})
+    defaults = IngestDefaults(namespace="n")
+    unpaged = SourceDocument("/d/a.md", MediaType.MARKDOWN, "text", forged)
+    paged = SourceDocument("/d/a.pdf", MediaType.PDF, "p1\n\np2", forged, page_starts=(0, 4))
+
+    assert build_document(unpaged, Path("/d"), defaults).extra == {"team": "ops"}
+    assert build_document(paged, Path("/d"), defaults).extra == {
+        "team": "ops",
+        PAGE_STARTS_KEY: "0,4",
+    }
+    assert page_starts_of(json.dumps({PAGE_STARTS_KEY: "0,4"})) == (0, 4)
+    assert page_starts_of(json.dumps({PAGE_STARTS_KEY: "4,0"})) == ()
+    assert page_starts_of(json.dumps({PAGE_STARTS_KEY: "zero"})) == ()
+    assert page_starts_of("{}") == ()
