@@ -39,8 +39,8 @@ class PageRange(BaseModel):
 
     model_config = _FROZEN
 
-    first: Annotated[int, Field(ge=1)]
-    last: Annotated[int, Field(ge=1)]
+    first: Annotated[int, Field(ge=1, description="The first page, counted from 1.")]
+    last: Annotated[int, Field(ge=1, description="The last page (the first, for one page).")]
 
     @model_validator(mode="after")
     def _ordered(self) -> Self:
