@@ -38,7 +38,11 @@ def render_bundle(response: ContextResponse, *, title: str | None = None) -> str
             f" @{item.document_version}  {' '.join(parts)}"
             + ("  (truncated)" if item.truncated else "")
         )
-        lines.append(f"     {item.source_uri}  chars {item.span.start_char}-{item.span.end_char}")
+        where = f"chars {item.span.start_char}-{item.span.end_char}"
+        if item.pages is not None:
+            first, last = item.pages.first, item.pages.last
+            where += f"  page {first}" if first == last else f"  pages {first}-{last}"
+        lines.append(f"     {item.source_uri}  {where}")
         if len(item.provenance_path) > 2:
             path = " ".join(
                 (f"-{step.via}-> " if step.via else "") + f"{step.kind.value}:{step.id}"
@@ -63,7 +67,8 @@ def render_ingest(report: IngestReport) -> str:
     lines = [
         f"namespace {report.namespace}: {len(report.documents)} documents ({counts or 'none'}),"
         f" {report.chunks_written} chunks written, {len(report.errors)} errors,"
-        f" {report.elapsed_s:.1f} s"
+        + (f" {len(report.skipped)} skipped," if report.skipped else "")
+        + f" {report.elapsed_s:.1f} s"
     ]
     if report.graph is not None:
         graph = report.graph
@@ -73,4 +78,5 @@ def render_ingest(report: IngestReport) -> str:
         )
         lines += [f"  {detail}" for detail in graph.details]
     lines += [f"  error {e.code}: {e.origin}: {e.message}" for e in report.errors]
+    lines += [f"  skipped: {s.origin}: {s.reason}" for s in report.skipped]
     return "\n".join(lines)

@@ -34,6 +34,36 @@ class Span(BaseModel):
         return self
 
 
+class PageRange(BaseModel):
+    """The pages (1-based, inclusive) of a paged source, a PDF, that an item's span lies on."""
+
+    model_config = _FROZEN
+
+    first: Annotated[int, Field(ge=1, description="The first page, counted from 1.")]
+    last: Annotated[int, Field(ge=1, description="The last page (the first, for one page).")]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if self.last < self.first:
+            raise ValueError("last must not precede first")
+        return self
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+# An item's pages: set for a paged source, left out of the JSON (not null) otherwise, so the
+# items of unpaged sources serialize exactly as they did before the field existed.
+OptionalPages = Annotated[
+    PageRange | None,
+    Field(
+        exclude_if=_is_none,
+        description="The pages the span lies on, for a paged source (PDF); absent otherwise.",
+    ),
+]
+
+
 class ProvenanceStep(BaseModel):
     """One node on the path that led to an item; ``via`` is the relation used to reach it."""
 
@@ -74,6 +104,7 @@ class EvidenceItem(BaseModel):
     span: Span
     truncated: bool = False
     tokens: Annotated[int, Field(ge=0)]
+    pages: OptionalPages = None
 
 
 class Limits(BaseModel):

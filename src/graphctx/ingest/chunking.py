@@ -9,7 +9,8 @@ Guarantees, for every document and every valid size triple:
 
 How a document is cut, coarsest boundary first:
 
-- Markdown: blocks are ATX headings, fenced code blocks (``` or ~~~; an unclosed fence runs to
+- Markdown (and HTML and DOCX, which their readers render Markdown-like): blocks are ATX
+  headings, fenced code blocks (``` or ~~~; an unclosed fence runs to
   the end), tables (lines starting with ``|``) and paragraphs. A fence or table that fits in
   ``max_chars`` is never split; a larger one is split at line boundaries only. A heading
   starts a section, merged into the chunk before it only while that chunk is under
@@ -17,6 +18,9 @@ How a document is cut, coarsest boundary first:
   heading path enclosing the whole chunk.
 - Code: top-level definitions (``def``/``class``/``func``/``fn``/``function``... at column 0,
   with their decorators and comments) start sections; then blank lines, then lines.
+- Paged text (a PDF, ``page_starts`` set): each page starts a section, as a Markdown heading
+  does, so a chunk spans pages only while the chunk before is under ``min_chars``; within a
+  page, the text levels below.
 - Text and records: circled-number paragraphs (① ②, Korean statutes), blank lines, sentences
   (``. ! ?`` before whitespace; ideographic full stop, fullwidth ! ?), lines.
 
@@ -77,6 +81,7 @@ _PARAGRAPH_LEVELS: Final = (_CIRCLED_NUMBER, _SENTENCE, _LINE)
 _CODE_LEVELS: Final = (_BLANK_LINE, _LINE)
 _LINE_LEVELS: Final[tuple[_Cutter, ...]] = (_LINE,)
 _ANY_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+_MARKDOWN_LIKE: Final = frozenset({MediaType.MARKDOWN, MediaType.HTML, MediaType.DOCX})
 
 
 @dataclass(frozen=True)
@@ -115,7 +120,11 @@ def chunk_document(
 
 
 def _blocks(doc: SourceDocument) -> list[_Span]:
-    if doc.media_type is MediaType.MARKDOWN:
+    if doc.page_starts:
+        size = len(doc.text)
+        bounds = sorted({0, size, *(min(max(start, 0), size) for start in doc.page_starts)})
+        return [_Span(a, b, _TEXT_LEVELS, starts_section=True) for a, b in pairwise(bounds)]
+    if doc.media_type in _MARKDOWN_LIKE:
         return _markdown_blocks(doc.text)
     if doc.media_type is MediaType.CODE:
         return _code_blocks(doc.text)

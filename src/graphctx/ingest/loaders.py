@@ -1,12 +1,21 @@
 """Load a file or a folder into SourceDocuments: one LoadResult per document or per failure.
 
-A folder is walked in sorted name order; hidden entries (``.name``), symlinked folders, sidecar
-files and unsupported extensions are skipped silently. A file named explicitly with an
-unsupported extension is reported as ``unsupported_type``. One bad file (or one bad JSONL
-line) is reported with its reason and everything else proceeds.
+A folder is walked in sorted name order. Hidden entries (``.name``) and sidecar files are
+passed over silently (a sidecar is read with its file). Every other file the walk does not
+load, an unsupported extension, a symlinked folder (not followed) or something that is not a
+regular file, comes back as a *skipped* result with the reason, so the ingest report lists it.
+A file named explicitly with an unsupported extension is reported as ``unsupported_type``.
+One bad file (or one bad JSONL line) is reported with its reason and everything else proceeds.
 
 Text is strict UTF-8; a leading BOM is dropped, nothing else changes (CRLF stays): chunk spans
 index ``SourceDocument.text`` as the store keeps it. Only Markdown has front matter.
+
+PDF, DOCX and HTML files go through their format reader (:mod:`graphctx.ingest.formats`); the
+text it extracts *is* ``SourceDocument.text``, so spans index it exactly as for any other
+file. Their title (PDF info, DOCX properties, ``<title>``) is the default title; a sidecar
+still wins. A PDF's page start offsets travel as ``SourceDocument.page_starts``. A format
+whose extra is not installed fails each of its files with ``format_extra_missing``, naming
+the ``pip install`` to run.
 
 Sidecar metadata: ``<file>.meta.yaml``, ``<file>.meta.yml`` or ``<file>.meta.json`` next to a
 file. The sidecar is the operator's override, so every field it sets **wins** over front
@@ -20,7 +29,9 @@ non-empty ``.jsonl`` line (origin ``path#L<line>``). The text is the first prese
 
 Error codes: ``file_not_found``, ``unreadable_file``, ``unsupported_type``, ``file_too_large``,
 ``binary_file``, ``invalid_utf8``, ``empty_document``, ``front_matter_invalid``,
-``sidecar_invalid``, ``json_invalid``, ``record_invalid``.
+``sidecar_invalid``, ``json_invalid``, ``record_invalid``; from the format readers
+``format_extra_missing``, ``pdf_encrypted``, ``pdf_invalid``, ``pdf_no_text``,
+``docx_invalid``.
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ from pathlib import Path
 from typing import Final
 
 from graphctx.errors import InvalidDocumentError
+from graphctx.ingest.formats import READERS
 from graphctx.ingest.frontmatter import (
     merge_metadata,
     metadata_from_mapping,
@@ -74,15 +86,17 @@ _FILE_TYPES: Final[Mapping[str, tuple[MediaType, str | None]]] = {
 
 @dataclass(frozen=True)
 class LoadResult:
-    """Exactly one of ``document`` and ``error`` is set."""
+    """Exactly one of ``document``, ``error`` and ``skipped`` is set; ``skipped`` says why a
+    folder walk passed over a file (it is not an error: the rest of the folder loads)."""
 
     origin: str
     document: SourceDocument | None = None
     error: InvalidDocumentError | None = None
+    skipped: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.document is None) == (self.error is None):
-            raise ValueError("a LoadResult holds exactly one of document and error")
+        if sum(value is not None for value in (self.document, self.error, self.skipped)) != 1:
+            raise ValueError("a LoadResult holds exactly one of document, error and skipped")
 
 
 @dataclass(frozen=True)
@@ -110,7 +124,7 @@ def load_path(
     elif not path.exists():
         yield _failure(str(path), "file_not_found", "no such file or folder")
     elif not _is_supported(path):
-        yield _failure(str(path), "unsupported_type", f"unsupported file type {path.suffix!r}")
+        yield _failure(str(path), "unsupported_type", _unsupported(path))
     else:
         yield from _load_file(path, options)
 
@@ -125,21 +139,35 @@ def _load_folder(folder: Path, options: _Options) -> Iterator[LoadResult]:
         if entry.name.startswith(".") or entry.name.endswith(SIDECAR_SUFFIXES):
             continue
         if entry.is_dir():
-            if not entry.is_symlink():
+            if entry.is_symlink():
+                yield LoadResult(str(entry), skipped="a symbolic link to a folder (not followed)")
+            else:
                 yield from _load_folder(entry, options)
-        elif entry.is_file() and _is_supported(entry):
+        elif not entry.is_file():
+            yield LoadResult(str(entry), skipped="not a regular file")
+        elif _is_supported(entry):
             yield from _load_file(entry, options)
+        else:
+            yield LoadResult(str(entry), skipped=_unsupported(entry))
 
 
 def _is_supported(path: Path) -> bool:
     suffix = path.suffix.lower()
-    return suffix in _FILE_TYPES or suffix in _RECORD_SUFFIXES
+    return suffix in _FILE_TYPES or suffix in _RECORD_SUFFIXES or suffix in READERS
+
+
+def _unsupported(path: Path) -> str:
+    kind = f"file type {path.suffix!r}" if path.suffix else "file without an extension"
+    return f"unsupported {kind}"
 
 
 def _load_file(path: Path, options: _Options) -> Iterator[LoadResult]:
     origin = str(path)
     is_records = path.suffix.lower() in _RECORD_SUFFIXES
     try:
+        if path.suffix.lower() in READERS:
+            yield LoadResult(origin, document=_format_document(path, options.max_bytes))
+            return
         text = _read_text(path, options.max_bytes)
         sidecar = _read_sidecar(path, is_records)
         if is_records:
@@ -152,7 +180,7 @@ def _load_file(path: Path, options: _Options) -> Iterator[LoadResult]:
     yield LoadResult(origin, document=document)
 
 
-def _read_text(path: Path, max_bytes: int) -> str:
+def _read_bytes(path: Path, max_bytes: int) -> bytes:
     origin = str(path)
     try:
         size = path.stat().st_size
@@ -165,6 +193,12 @@ def _read_text(path: Path, max_bytes: int) -> str:
         raise _error(origin, "unreadable_file", f"cannot read: {exc.strerror}") from exc
     if len(data) > max_bytes:
         raise _error(origin, "file_too_large", f"over the limit of {max_bytes} bytes")
+    return data
+
+
+def _read_text(path: Path, max_bytes: int) -> str:
+    origin = str(path)
+    data = _read_bytes(path, max_bytes)
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         raise _error(origin, "binary_file", "binary content (NUL bytes) in the first 8 KiB")
     try:
@@ -214,6 +248,20 @@ def _file_document(path: Path, text: str, sidecar: DocumentMetadata | None) -> S
     if sidecar is not None:
         metadata = merge_metadata(metadata, sidecar)
     return SourceDocument(origin, media_type, text, metadata, language_hint=language)
+
+
+def _format_document(path: Path, max_bytes: int) -> SourceDocument:
+    """A PDF, DOCX or HTML file through its format reader; the sidecar wins over its title."""
+    origin = str(path)
+    data = _read_bytes(path, max_bytes)
+    sidecar = _read_sidecar(path, is_records=False)
+    extracted = READERS[path.suffix.lower()](data, origin)
+    metadata = DocumentMetadata(title=extracted.title)
+    if sidecar is not None:
+        metadata = merge_metadata(metadata, sidecar)
+    return SourceDocument(
+        origin, extracted.media_type, extracted.text, metadata, page_starts=extracted.page_starts
+    )
 
 
 def _load_records(

@@ -40,6 +40,7 @@ from graphctx.store.records import (
     StoredVersion,
     WriteOutcome,
     check_expectation,
+    with_page_starts,
 )
 
 Chunks = tuple[tuple[str, str], ...]  # (chunk_id, text) of one version, in document order
@@ -77,11 +78,20 @@ class FileError:
     message: str
 
 
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file a folder walk did not load, and why (an unsupported type, a symlinked folder)."""
+
+    origin: str
+    reason: str
+
+
 @dataclass
 class IngestReport:
     namespace: str
     documents: list[IngestedDocument] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
     elapsed_s: float = 0.0
     graph: ExtractionReport | None = None  # when an extractor ran over the written documents
 
@@ -117,6 +127,7 @@ async def ingest_path(
         store, embedder, sources, root, defaults, progress=progress, extractor=extractor
     )
     report.errors[:0] = errors
+    report.skipped = [SkippedFile(r.origin, r.skipped) for r in results if r.skipped is not None]
     report.elapsed_s = time.monotonic() - started
     return report
 
@@ -330,6 +341,7 @@ def build_document(source: SourceDocument, root: Path, defaults: IngestDefaults)
     if fragment and meta.source_uri is None:
         source_uri += "#" + fragment
     dates = DocumentDates(meta.created_at, meta.updated_at, meta.valid_from, meta.valid_to)
+    extra = with_page_starts(meta.extra, source.page_starts)
     described = {
         "source_uri": source_uri,
         "title": meta.title,
@@ -340,7 +352,7 @@ def build_document(source: SourceDocument, root: Path, defaults: IngestDefaults)
             for d in (dates.created_at, dates.updated_at, dates.valid_from, dates.valid_to)
         ],
         "superseded_by": meta.superseded_by,
-        "extra": dict(sorted(meta.extra.items())),
+        "extra": dict(sorted(extra.items())),
     }
     return NewDocument(
         namespace=defaults.namespace,
@@ -357,5 +369,5 @@ def build_document(source: SourceDocument, root: Path, defaults: IngestDefaults)
         metadata_hash=hashlib.sha256(
             json.dumps(described, sort_keys=True, ensure_ascii=False).encode("utf-8")
         ).hexdigest(),
-        extra=meta.extra,
+        extra=extra,
     )

@@ -13,6 +13,11 @@ class MediaType(StrEnum):
     TEXT = "text"
     CODE = "code"
     RECORD = "record"  # one JSON object (from .json or one line of .jsonl)
+    # Extracted by a format reader (graphctx.ingest.formats); HTML and DOCX text is rendered
+    # Markdown-like (``#`` headings) and chunked as Markdown, PDF text as plain text.
+    PDF = "pdf"
+    DOCX = "docx"
+    HTML = "html"
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,8 @@ class SourceDocument:
     metadata: DocumentMetadata
     language_hint: str | None = None  # e.g. "python" for code
     locator: str | None = None  # a record's place in its file ("L3", "0"); origin ends "#<locator>"
+    # Where each page starts in ``text`` (a PDF's page i + 1 at page_starts[i]); () if unpaged.
+    page_starts: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

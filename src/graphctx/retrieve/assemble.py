@@ -22,6 +22,7 @@ from graphctx.contract import (
     Manifest,
     ManifestBlock,
     NodeKind,
+    PageRange,
     ProvenanceStep,
     RetrievalScores,
     RetrieverName,
@@ -224,7 +225,13 @@ def _item(block: PackedBlock[RankedEvidence]) -> EvidenceItem:
         span=Span(start_char=block.start_char, end_char=block.end_char),
         truncated=block.truncated,
         tokens=block.tokens,
+        pages=_pages(view, block.start_char, block.end_char),
     )
+
+
+def _pages(view: ChunkView, start_char: int, end_char: int) -> PageRange | None:
+    pages = view.pages(start_char, end_char)
+    return None if pages is None else PageRange(first=pages[0], last=pages[1])
 
 
 def _reciprocal_rank(candidate: FusedCandidate, retriever: RetrieverName) -> float | None:

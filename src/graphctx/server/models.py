@@ -13,6 +13,7 @@ from graphctx.contract import (
     Denial,
     Freshness,
     Limits,
+    OptionalPages,
     ProvenanceStep,
     RetrievalMode,
     RetrievalScores,
@@ -105,6 +106,7 @@ class SearchResult(BaseModel):
     retrieval_scores: RetrievalScores
     span: Span
     truncated: bool
+    pages: OptionalPages = None
 
 
 class SearchResponse(BaseModel):

@@ -370,4 +370,5 @@ def _result(item: EvidenceItem) -> SearchResult:
         retrieval_scores=item.retrieval_scores,
         span=item.span,
         truncated=item.truncated,
+        pages=item.pages,
     )

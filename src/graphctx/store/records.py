@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -14,6 +17,11 @@ from graphctx.contract import NodeKind
 from graphctx.errors import DocumentConflictError, InvalidDocumentError
 
 Vector = npt.NDArray[np.float32]
+
+# The document ``extra`` key that carries a paged document's page start offsets ("0,1520,3011"):
+# written by ingest from SourceDocument.page_starts, read back into ChunkView.page_starts.
+# Reserved: a value a caller puts there (front matter, sidecar, JSON metadata) is replaced.
+PAGE_STARTS_KEY: Final = "graphctx:page_starts"
 
 
 class WriteOutcome(StrEnum):
@@ -145,6 +153,35 @@ class ChunkView:
     dates: DocumentDates
     superseded: bool  # a newer version exists or the document declares a successor
     superseded_by: str | None
+    page_starts: tuple[int, ...] = ()  # where each page starts in the document text (PDF)
+
+    def pages(self, start_char: int, end_char: int) -> tuple[int, int] | None:
+        """The first and last page (1-based) a span of the document text lies on."""
+        if not self.page_starts:
+            return None
+        first = bisect_right(self.page_starts, start_char)
+        last = bisect_right(self.page_starts, max(start_char, end_char - 1))
+        return max(first, 1), max(last, 1)
+
+
+def with_page_starts(extra: Mapping[str, str], page_starts: tuple[int, ...]) -> dict[str, str]:
+    """``extra`` with the reserved page-starts entry set from ``page_starts`` (or removed)."""
+    kept = {key: value for key, value in extra.items() if key != PAGE_STARTS_KEY}
+    if page_starts:
+        kept[PAGE_STARTS_KEY] = ",".join(str(start) for start in page_starts)
+    return kept
+
+
+def page_starts_of(extra_json: object) -> tuple[int, ...]:
+    """The page starts a document's stored ``extra`` JSON carries; () for an unpaged one."""
+    if not isinstance(extra_json, str) or PAGE_STARTS_KEY not in extra_json:
+        return ()
+    try:
+        value = json.loads(extra_json).get(PAGE_STARTS_KEY)
+        starts = tuple(int(part) for part in value.split(","))
+    except (ValueError, AttributeError, TypeError):
+        return ()  # not written by ingest: treat the document as unpaged
+    return starts if list(starts) == sorted(starts) else ()
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ def test_source_code_loads_as_code_with_a_language_hint(tmp_path: Path) -> None:
     assert document.text.startswith("---\n")
 
 
-def test_folder_walk_is_sorted_and_skips_hidden_sidecar_and_unsupported_files(
+def test_folder_walk_is_sorted_skips_hidden_and_sidecar_files_and_reports_unsupported_ones(
     tmp_path: Path,
 ) -> None:
     write(tmp_path / "b.md", "b")
@@ -80,8 +80,15 @@ def test_folder_walk_is_sorted_and_skips_hidden_sidecar_and_unsupported_files(
         "a/y.rst",
         "a/z.txt",
         "b.md",
+        "image.png",
     ]
-    assert error_codes(results) == [None, None, None]
+    assert error_codes(results) == [None, None, None, None]
+    assert [result.skipped for result in results] == [
+        None,
+        None,
+        None,
+        "unsupported file type '.png'",
+    ]
 
 
 def test_sidecar_metadata_overrides_front_matter(tmp_path: Path) -> None:
@@ -170,7 +177,10 @@ def test_a_sidecar_applies_to_every_record(tmp_path: Path) -> None:
         ("date.md", "---\nvalid_to: soon\n---\nbody", "front_matter_invalid", "valid_to"),
         ("scope.md", "---\nscopes: ['a b']\n---\nbody", "front_matter_invalid", "scopes"),
         ("unclosed.md", "---\ntitle: x\nbody", "front_matter_invalid", "not closed"),
-        ("doc.pdf", b"%PDF", "unsupported_type", ".pdf"),
+        ("image.png", b"\x89PNG", "unsupported_type", ".png"),
+        ("doc.pdf", b"%PDF", "pdf_invalid", "not a readable PDF"),
+        ("doc.docx", b"%PDF", "docx_invalid", "not a zip archive"),
+        ("page.html", b"<script>x()</script><nav>Home</nav>", "empty_document", "no text"),
         ("r.json", "{not json", "json_invalid", "invalid JSON"),
         ("s.json", '"just a string"', "record_invalid", "str"),
         ("t.json", '{"title": "no text"}', "record_invalid", "text/content/body"),

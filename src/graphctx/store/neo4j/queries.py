@@ -409,7 +409,8 @@ c.chunk_id AS chunk_id, d.document_id AS document_id, d.version AS version,
 d.source_uri AS source_uri, d.title AS title, c.text AS text, c.start_char AS start_char,
 c.end_char AS end_char, c.ordinal AS ordinal, d.scopes AS scopes, d.created_at AS created_at,
 d.updated_at AS updated_at, d.valid_from AS valid_from, d.valid_to AS valid_to,
-d.is_latest AS is_latest, d.declared_superseded_by AS declared_superseded_by
+d.is_latest AS is_latest, d.declared_superseded_by AS declared_superseded_by,
+d.extra_json AS extra_json
 """
 
 FETCH_CHUNKS: Final = f"""

@@ -8,7 +8,7 @@ from typing import Any
 
 import neo4j
 
-from graphctx.store.records import ChunkView, DocumentDates, StoredVersion
+from graphctx.store.records import ChunkView, DocumentDates, StoredVersion, page_starts_of
 
 Tx = neo4j.AsyncTransaction | neo4j.AsyncManagedTransaction
 
@@ -52,6 +52,7 @@ def chunk_view(row: Mapping[str, Any]) -> ChunkView:
         ),
         superseded=not row["is_latest"] or declared is not None,
         superseded_by=None if declared is None else str(declared),
+        page_starts=page_starts_of(row.get("extra_json")),
     )
 
 

@@ -43,6 +43,7 @@ from graphctx.store.records import (
     StoredVersion,
     Vector,
     WriteResult,
+    page_starts_of,
 )
 from graphctx.store.sqlite import fulltext, graph, schema
 from graphctx.store.sqlite.snapshot import one_snapshot
@@ -75,7 +76,7 @@ _DAMAGED = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 _VIEW_COLUMNS = """
     c.chunk_id, d.document_id, d.version, d.source_uri, d.title, c.text, c.start_char,
     c.end_char, c.ordinal, d.id, d.created_at, d.updated_at, d.valid_from, d.valid_to,
-    d.is_latest, d.declared_superseded_by, d.superseded_by_version
+    d.is_latest, d.declared_superseded_by, d.superseded_by_version, d.extra_json
 """
 
 
@@ -517,6 +518,7 @@ def _view(row: tuple[object, ...], scopes: frozenset[str]) -> ChunkView:
         is_latest,
         declared,
         _superseded_by_version,
+        extra_json,
     ) = row
     return ChunkView(
         chunk_id=str(chunk_id),
@@ -537,4 +539,5 @@ def _view(row: tuple[object, ...], scopes: frozenset[str]) -> ChunkView:
         ),
         superseded=not is_latest or declared is not None,
         superseded_by=None if declared is None else str(declared),
+        page_starts=page_starts_of(extra_json),
     )
