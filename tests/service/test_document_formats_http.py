@@ -7,10 +7,10 @@ import json
 
 import docx
 from fpdf import FPDF
-from graphctx.server.testing import Harness
 
 from graphctx.contract import PageRange
 from graphctx.server.models import IngestResult, SearchResponse
+from graphctx.testing.service import Harness
 
 FILLER = " The axolotl keepers log every tank check in the shared ledger."
 PAGES = (
