@@ -215,7 +215,7 @@ def test_cli_ingests_pdf_docx_and_html_and_lists_the_skipped_png(tmp_path: Path)
     done = graphctx("--store", store, "ingest", folder, "--namespace", "docs", "--scope", "eng")
     search = graphctx(
         "--store", store, "search", "which parcels ship free", "--namespace", "docs",
-        "--principal", "sam", "--scope", "eng", "--timeout-ms", TIMEOUT_MS, "--json",
+        "--principal", "sam", "--scope", "eng", "--timeout-ms", str(TIMEOUT_MS), "--json",
     )  # fmt: skip
 
     assert done.returncode == 0, done.stderr
