@@ -287,7 +287,7 @@ class ContextProvider:
             )
             return build.unanswerable(reason)
 
-        ranked = await self._rank_fresh(request, scopes, fused, deadline, build)
+        ranked = await self._rank_fresh(request, scopes, fused, deadline, build, found.views)
         if ranked is None:
             return build.unanswerable(UnanswerableReason.DEADLINE_EXCEEDED)
         if not ranked:
@@ -452,12 +452,20 @@ class ContextProvider:
         fused: list[FusedCandidate],
         deadline: Deadline,
         build: ResponseBuilder,
+        known: Sequence[ChunkView] = (),
     ) -> list[RankedEvidence] | None:
+        """``known``: visible views the candidate search already read; only the rest are
+        fetched (none at all when every fused candidate is known)."""
         started = time.monotonic()
-        views = await self._fetch_views(request, scopes, [c.chunk_id for c in fused], deadline)
-        if views is None:
-            build.stage("fetch", StageStatus.TIMED_OUT, started, detail=_OUT_OF_TIME)
-            return None
+        by_id = {v.chunk_id: v for v in known}
+        views = [by_id[c.chunk_id] for c in fused if c.chunk_id in by_id]
+        missing = [c.chunk_id for c in fused if c.chunk_id not in by_id]
+        if missing:
+            fetched = await self._fetch_views(request, scopes, missing, deadline)
+            if fetched is None:
+                build.stage("fetch", StageStatus.TIMED_OUT, started, detail=_OUT_OF_TIME)
+                return None
+            views += fetched
         return self._rank_views(request, fused, views, started, build)
 
     async def _fetch_views(

@@ -1,28 +1,35 @@
-"""Candidate generation: full-text and vector retrievers in parallel, each on its own clock.
+"""Candidate generation: full-text and vector retrievers in one store call, each on its own clock.
 
-A retriever that runs out of its slice or fails becomes a StageReport, never an exception:
-the others' evidence still makes a bundle. The failure itself is kept (``failures``) so the
-caller can raise it when nothing else produced evidence — "the store failed" must not turn
-into "nothing found".
+Both lists come from :meth:`GraphStore.search_candidates` (one round trip on Neo4j; on other
+stores the two searches run side by side). A retriever that runs out of its slice or fails
+becomes a StageReport, never an exception: the others' evidence still makes a bundle. The
+failure itself is kept (``failures``) so the caller can raise it when nothing else produced
+evidence — "the store failed" must not turn into "nothing found". Chunk views the store read
+along with the candidates are passed on (``views``), so the fetch stage reads only the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from graphctx.contract import RetrieverName, StageReport, StageStatus
 from graphctx.embed import Embedder
 from graphctx.errors import GraphctxError
 from graphctx.retrieve.deadline import within
+from graphctx.store.candidate_search import CandidateList, CandidateSearch
 from graphctx.store.port import GraphStore, StageTimeout
-from graphctx.store.records import ChunkHit
+from graphctx.store.records import ChunkHit, ChunkView, Vector
 
 __all__ = ["CANDIDATE_LIMIT", "CandidateSet", "gather_candidates"]
 
 CANDIDATE_LIMIT = 50
+# The store ends each list at the deadline itself; this later bound only stops a store that
+# does not, without racing the lists that did finish in time.
+BACKSTOP_GRACE_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,7 @@ class CandidateSet:
     ranked: dict[RetrieverName, list[ChunkHit]]  # only retrievers that finished in time
     reports: list[StageReport]
     failures: dict[RetrieverName, GraphctxError] = field(default_factory=dict)
+    views: tuple[ChunkView, ...] = ()  # visible views of candidates, read with them
 
 
 @dataclass
@@ -49,63 +57,66 @@ async def gather_candidates(
     deadline_at: float,
 ) -> CandidateSet:
     """Run each requested lexical/vector retriever; a slow or failed one yields a report."""
+    chosen = [r for r in retrievers if r in _RETRIEVERS]
+    if not chosen:
+        return CandidateSet({}, [])
+    started = time.monotonic()
+    budget_ms = max(0, int((deadline_at - started) * 1000))
+    progress = {name: _Progress() for name in chosen}
 
-    async def fulltext(progress: _Progress) -> list[ChunkHit]:
-        return await store.fulltext_search(namespace, query, scopes, CANDIDATE_LIMIT, deadline_at)
-
-    async def vector(progress: _Progress) -> list[ChunkHit]:
-        progress.step = "query embedding"
+    async def query_vector() -> Vector:
+        step = progress[RetrieverName.VECTOR]
+        step.step = "query embedding"
         vec = await asyncio.to_thread(embedder.embed_query, query)
         if time.monotonic() > deadline_at:
             raise StageTimeout("query embedding used the whole slice")
-        progress.step = "store query"
-        return await store.vector_search(namespace, vec, scopes, CANDIDATE_LIMIT, deadline_at)
+        step.step = "store query"
+        return vec
 
-    runners: dict[RetrieverName, Callable[[_Progress], Awaitable[list[ChunkHit]]]] = {
-        RetrieverName.FULLTEXT: fulltext,
-        RetrieverName.VECTOR: vector,
-    }
-    chosen = [r for r in retrievers if r in runners]
-    outcomes = await asyncio.gather(*(_timed(r, runners[r], deadline_at) for r in chosen))
-    return CandidateSet(
-        ranked={o.name: o.hits for o in outcomes if o.hits is not None},
-        reports=[o.report for o in outcomes],
-        failures={o.name: o.error for o in outcomes if o.error is not None},
-    )
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    name: RetrieverName
-    hits: list[ChunkHit] | None
-    report: StageReport
+    search: CandidateSearch | None = None
     error: GraphctxError | None = None
-
-
-async def _timed(
-    name: RetrieverName,
-    run: Callable[[_Progress], Awaitable[list[ChunkHit]]],
-    deadline_at: float,
-) -> _Outcome:
-    started = time.monotonic()
-    budget_ms = max(0, int((deadline_at - started) * 1000))
-    progress = _Progress()
-
-    def report(status: StageStatus, count: int = 0, detail: str | None = None) -> StageReport:
-        return StageReport(
-            stage=f"candidates.{name.value}",
-            status=status,
-            elapsed_ms=int((time.monotonic() - started) * 1000),
-            budget_ms=budget_ms,
-            candidates=count,
-            detail=detail,
-        )
-
     try:
-        hits = await within(deadline_at, run(progress))
+        search = await within(
+            deadline_at + BACKSTOP_GRACE_S,
+            store.search_candidates(
+                namespace,
+                query if RetrieverName.FULLTEXT in chosen else None,
+                query_vector() if RetrieverName.VECTOR in chosen else None,
+                scopes,
+                CANDIDATE_LIMIT,
+                deadline_at,
+            ),
+        )
     except StageTimeout:
-        detail = f"ran out of its deadline slice during {progress.step}"
-        return _Outcome(name, None, report(StageStatus.TIMED_OUT, detail=detail))
+        pass  # every list timed out
     except GraphctxError as exc:
-        return _Outcome(name, None, report(StageStatus.FAILED, detail=exc.code), exc)
-    return _Outcome(name, hits, report(StageStatus.OK, len(hits)))
+        error = exc
+    ranked: dict[RetrieverName, list[ChunkHit]] = {}
+    reports: list[StageReport] = []
+    failures: dict[RetrieverName, GraphctxError] = {}
+    for name in chosen:
+        found = None if search is None else _RETRIEVERS[name](search)
+        if found is None:
+            found = CandidateList(None, time.monotonic(), error)
+        report = partial(
+            StageReport,
+            stage=f"candidates.{name.value}",
+            elapsed_ms=int((found.finished_at - started) * 1000),
+            budget_ms=budget_ms,
+        )
+        if found.hits is not None:
+            ranked[name] = found.hits
+            reports.append(report(status=StageStatus.OK, candidates=len(found.hits)))
+        elif found.failure is not None:
+            failures[name] = found.failure
+            reports.append(report(status=StageStatus.FAILED, detail=found.failure.code))
+        else:
+            detail = f"ran out of its deadline slice during {progress[name].step}"
+            reports.append(report(status=StageStatus.TIMED_OUT, detail=detail))
+    return CandidateSet(ranked, reports, failures, () if search is None else search.views)
+
+
+_RETRIEVERS: dict[RetrieverName, Callable[[CandidateSearch], CandidateList | None]] = {
+    RetrieverName.FULLTEXT: lambda search: search.fulltext,
+    RetrieverName.VECTOR: lambda search: search.vector,
+}

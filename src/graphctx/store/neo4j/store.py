@@ -26,8 +26,22 @@ import numpy as np
 import neo4j
 import neo4j.exceptions as neo4j_errors
 from graphctx.contract import NodeKind
-from graphctx.errors import ConfigurationError, InvalidRequestError, StoreUnavailableError
-from graphctx.store.bm25 import Candidate, rank_by_visible_bm25
+from graphctx.errors import (
+    ConfigurationError,
+    GraphctxError,
+    InvalidRequestError,
+    StoreUnavailableError,
+)
+from graphctx.store.bm25 import BM25_B, BM25_K1, Candidate, rank_by_visible_bm25
+from graphctx.store.candidate_search import (
+    CandidateList,
+    CandidateSearch,
+    QueryVector,
+    bounded,
+    done,
+    failed,
+    timed_out,
+)
 from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.neo4j import acl, graph, queries, writes
 from graphctx.store.neo4j.failures import (
@@ -79,6 +93,9 @@ IN_INDEX_CANDIDATES_FACTOR = 2  # in-index search fetches limit x this, then re-
 # Full text: visible Lucene matches scored from visible statistics; past this many, Lucene's
 # own (index-wide) ranking chooses which ones are scored (docs/security.md, R4).
 FULLTEXT_POOL = 10_000
+# search_candidates reads views of this many best full-text matches per hit asked for (by the
+# same BM25 in Cypher): a margin, so Python's ranking of them never needs a second statement.
+LEXICAL_VIEW_MARGIN = 2
 
 
 class VectorStrategy(StrEnum):
@@ -419,6 +436,144 @@ class Neo4jGraphStore:
             return [ChunkHit(str(row["chunk_id"]), 2.0 * float(row["score"]) - 1.0) for row in rows]
 
         return await self._read(work, deadline, "vector search")
+
+    async def search_candidates(
+        self,
+        namespace: str,
+        query: str | None,
+        query_vector: QueryVector | None,
+        scopes: frozenset[str],
+        limit: int,
+        deadline: float,
+    ) -> CandidateSearch:
+        """Both searches and the scoped views of their hits in one READ statement.
+
+        The full-text list waits for the query embedding (one round trip instead of two
+        parallel ones). Lists, scores and order are those of ``fulltext_search`` and
+        ``vector_search``; a failed or timed-out statement is the outcome of every list asked
+        for, a dimension mismatch only of the vector list.
+        """
+        fulltext: CandidateList | None = None
+        vector: CandidateList | None = None
+        query_vector_list: list[float] | None = None
+        if query_vector is not None:
+            try:
+                got = await bounded(deadline, query_vector)
+                query_vector_list = np.asarray(got, dtype=np.float32).astype(np.float64).tolist()
+            except StageTimeout:
+                vector = timed_out()
+            except GraphctxError as exc:
+                vector = failed(exc)
+        lucene = None if query is None else acl.lucene_query(namespace, query, scopes)
+        if query is not None and (lucene is None or limit <= 0):
+            fulltext = done([])
+        if query_vector_list is not None and (not scopes or limit <= 0):
+            vector, query_vector_list = done([]), None
+        if lucene is None and query_vector_list is None:
+            return CandidateSearch(fulltext, vector)
+        terms = [] if query is None else query_terms(query)
+        try:
+            row, views = await self._read(
+                lambda tx: self._candidate_row(
+                    tx, namespace, lucene, terms, query_vector_list, scopes, limit
+                ),
+                deadline,
+                "candidate search",
+            )
+        except StageTimeout:
+            return CandidateSearch(fulltext or timed_out(), vector or timed_out())
+        except GraphctxError as exc:
+            return CandidateSearch(fulltext or failed(exc), vector or failed(exc))
+        if fulltext is None:
+            fulltext = done(self._lexical_hits(row, limit))
+        if vector is None and query_vector_list is not None:
+            vector = self._vector_outcome(row, namespace, len(query_vector_list))
+        return CandidateSearch(fulltext, vector, views)
+
+    async def _candidate_row(
+        self,
+        tx: neo4j.AsyncTransaction,
+        namespace: str,
+        lucene: str | None,
+        terms: list[str],
+        vector: list[float] | None,
+        scopes: frozenset[str],
+        limit: int,
+    ) -> tuple[dict[str, Any], tuple[ChunkView, ...]]:
+        row = await fetch_one(
+            tx,
+            queries.CANDIDATE_SEARCH,
+            namespace=namespace,
+            scopes=sorted(scopes),
+            lucene=lucene,
+            pool=FULLTEXT_POOL,
+            terms=terms,
+            k1=BM25_K1,
+            b=BM25_B,
+            view_pool=limit * LEXICAL_VIEW_MARGIN,
+            vector=vector,
+            strategy=self.vector_strategy.value,
+            exact_max=self.exact_max_chunks,
+            limit=limit,
+            candidates=limit * IN_INDEX_CANDIDATES_FACTOR,
+        )
+        assert row is not None, "the statement always returns one row"
+        wanted = [h.chunk_id for h in self._lexical_hits(row, limit)]
+        if vector is not None and self._dimension_matches(row, len(vector)):
+            wanted += [str(h["chunk_id"]) for h in row["vector_hits"]]
+        found = {str(v["chunk_id"]): chunk_view(v) for v in row["views"]}
+        missing = [cid for cid in dict.fromkeys(wanted) if cid not in found]
+        if missing:  # a near-tie past the margin: read the rest in the same transaction
+            rows = await fetch(
+                tx,
+                queries.FETCH_CHUNKS,
+                namespace=namespace,
+                chunk_ids=missing,
+                scopes=sorted(scopes),
+            )
+            found.update((str(r["chunk_id"]), chunk_view(r)) for r in rows)
+        views = tuple(found[cid] for cid in dict.fromkeys(wanted) if cid in found)
+        return row, views
+
+    @staticmethod
+    def _lexical_hits(row: Mapping[str, Any], limit: int) -> list[ChunkHit]:
+        pool = row["pool"]
+        if not pool:
+            return []
+        candidates = [
+            Candidate(
+                str(r["chunk_id"]),
+                str(r["chunk_id"]),
+                int(r["length"]),
+                tuple(int(tf) for tf in r["frequencies"]),
+            )
+            for r in pool
+        ]
+        ranked = rank_by_visible_bm25(candidates, int(row["visible"]), limit)
+        return [ChunkHit(chunk_id, score) for chunk_id, score in ranked]
+
+    @staticmethod
+    def _dimension_matches(row: Mapping[str, Any], dimension: int) -> bool:
+        return row["dimension"] is not None and int(row["dimension"]) == dimension
+
+    def _vector_outcome(
+        self, row: Mapping[str, Any], namespace: str, dimension: int
+    ) -> CandidateList:
+        if row["dimension"] is None or not row["any_visible_set"]:
+            return done([])
+        if not self._dimension_matches(row, dimension):
+            return failed(
+                ConfigurationError(
+                    f"query vector has dimension {dimension} but namespace {namespace!r}"
+                    f" stores {row['dimension']}: use the embedder it was ingested with"
+                )
+            )
+        hits = sorted(
+            ((str(h["chunk_id"]), float(h["score"])) for h in row["vector_hits"]),
+            key=lambda hit: (-hit[1], hit[0]),
+        )
+        # Neo4j reports cosine as (1 + cos) / 2; the port speaks plain cosine.
+        return done([ChunkHit(chunk_id, 2.0 * score - 1.0) for chunk_id, score in hits])
 
     def _vector_strategy_for(self, visible_chunks: int) -> VectorStrategy:
         if self.vector_strategy is not VectorStrategy.AUTO:
