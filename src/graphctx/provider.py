@@ -405,13 +405,18 @@ class ContextProvider:
                 else UnanswerableReason.NO_EVIDENCE
             ), trail
         started = time.monotonic()
-        fetched = await self._fetch(
-            Stage.FETCH, request, scopes, [c.chunk_id for c in fused], deadline, started
-        )
-        if fetched.value is None:
-            return UnanswerableReason.DEADLINE_EXCEEDED, trail + Trail(stages=(fetched.report,))
+        # The candidate search may have read the candidates' scoped views already (Neo4j does,
+        # in the same statement): only the others go through the scoped fetch.
+        known = {view.chunk_id: view for view in found.views}
+        views = [known[c.chunk_id] for c in fused if c.chunk_id in known]
+        missing = [c.chunk_id for c in fused if c.chunk_id not in known]
+        if missing:
+            fetched = await self._fetch(Stage.FETCH, request, scopes, missing, deadline, started)
+            if fetched.value is None:
+                return UnanswerableReason.DEADLINE_EXCEEDED, trail + Trail(stages=(fetched.report,))
+            views += fetched.value
         named = len({m.node_id for m in entities}) if graph_joined else 0
-        return Fetched(fused, fetched.value, started, paths, named_entities=named), trail
+        return Fetched(fused, views, started, paths, named_entities=named), trail
 
     async def _text2cypher(
         self, request: ContextRequest, scopes: frozenset[str], deadline: Deadline

@@ -1,28 +1,40 @@
-"""Candidate generation: full-text and vector retrievers in parallel, each on its own clock.
+"""Candidate generation: full-text and vector retrievers in one store call, each on its own clock.
 
-A retriever that runs out of its slice or fails becomes a StageReport, never an exception:
-the others' evidence still makes a bundle. The failure itself is kept (``failures``) so the
-caller can raise it when nothing else produced evidence — "the store failed" must not turn
-into "nothing found".
+Both lists come from :meth:`GraphStore.search_candidates` (one round trip on Neo4j; on other
+stores the two searches run side by side). A retriever that runs out of its slice or fails
+becomes a StageReport, never an exception: the others' evidence still makes a bundle. The
+failure itself is kept (``failures``) so the caller can raise it when nothing else produced
+evidence — "the store failed" must not turn into "nothing found". Chunk views the store read
+along with the candidates are passed on (``views``), so the fetch stage reads only the rest.
+
+The one store call ends each list at its own time, so the two ``candidates.*`` reports are
+built here from the call's per-list outcomes rather than by
+:func:`~graphctx.retrieve.stages.run_stage` (which reports one awaited piece of work).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
-from graphctx.contract import RetrieverName, StageReport
+from graphctx.contract import RetrieverName, StageReport, StageStatus
 from graphctx.embed.port import Embedder
 from graphctx.errors import GraphctxError
-from graphctx.retrieve.stages import Stage, StageRun, run_stage
+from graphctx.retrieve.deadline import within
+from graphctx.retrieve.stages import Stage
+from graphctx.store.candidate_search import CandidateList, CandidateSearch
 from graphctx.store.port import GraphStore, StageTimeout
-from graphctx.store.records import ChunkHit
+from graphctx.store.records import ChunkHit, ChunkView, Vector
 
 __all__ = ["CANDIDATE_LIMIT", "CandidateSet", "gather_candidates"]
 
 CANDIDATE_LIMIT = 50
+# The store ends each list at the deadline itself; this later bound only stops a store that
+# does not, without racing the lists that did finish in time.
+BACKSTOP_GRACE_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -30,6 +42,7 @@ class CandidateSet:
     ranked: dict[RetrieverName, list[ChunkHit]]  # only retrievers that finished in time
     reports: list[StageReport]
     failures: dict[RetrieverName, GraphctxError] = field(default_factory=dict)
+    views: tuple[ChunkView, ...] = ()  # visible views of candidates, read with them
 
 
 @dataclass
@@ -49,42 +62,66 @@ async def gather_candidates(
     deadline_at: float,
 ) -> CandidateSet:
     """Run each requested lexical/vector retriever; a slow or failed one yields a report."""
+    chosen = [r for r in retrievers if r in _RETRIEVERS]
+    if not chosen:
+        return CandidateSet({}, [])
+    started = time.monotonic()
+    budget_ms = max(0, int((deadline_at - started) * 1000))
+    progress = {name: _Progress() for name in chosen}
 
-    async def fulltext(progress: _Progress) -> list[ChunkHit]:
-        return await store.fulltext_search(namespace, query, scopes, CANDIDATE_LIMIT, deadline_at)
-
-    async def vector(progress: _Progress) -> list[ChunkHit]:
-        progress.step = "query embedding"
+    async def query_vector() -> Vector:
+        step = progress[RetrieverName.VECTOR]
+        step.step = "query embedding"
         vec = await asyncio.to_thread(embedder.embed_query, query)
         if time.monotonic() > deadline_at:
             raise StageTimeout("query embedding used the whole slice")
-        progress.step = "store query"
-        return await store.vector_search(namespace, vec, scopes, CANDIDATE_LIMIT, deadline_at)
+        step.step = "store query"
+        return vec
 
-    runners: dict[RetrieverName, Callable[[_Progress], Awaitable[list[ChunkHit]]]] = {
-        RetrieverName.FULLTEXT: fulltext,
-        RetrieverName.VECTOR: vector,
-    }
-    chosen = [r for r in retrievers if r in runners]
-    runs = await asyncio.gather(*(_run(r, runners[r], deadline_at) for r in chosen))
-    by_name = dict(zip(chosen, runs, strict=True))
-    return CandidateSet(
-        ranked={name: run.value for name, run in by_name.items() if run.value is not None},
-        reports=[run.report for run in runs],
-        failures={name: run.error for name, run in by_name.items() if run.error is not None},
-    )
+    search: CandidateSearch | None = None
+    error: GraphctxError | None = None
+    try:
+        search = await within(
+            deadline_at + BACKSTOP_GRACE_S,
+            store.search_candidates(
+                namespace,
+                query if RetrieverName.FULLTEXT in chosen else None,
+                query_vector() if RetrieverName.VECTOR in chosen else None,
+                scopes,
+                CANDIDATE_LIMIT,
+                deadline_at,
+            ),
+        )
+    except StageTimeout:
+        pass  # every list timed out
+    except GraphctxError as exc:
+        error = exc
+    ranked: dict[RetrieverName, list[ChunkHit]] = {}
+    reports: list[StageReport] = []
+    failures: dict[RetrieverName, GraphctxError] = {}
+    for name in chosen:
+        found = None if search is None else _RETRIEVERS[name](search)
+        if found is None:
+            found = CandidateList(None, time.monotonic(), error)
+        report = partial(
+            StageReport,
+            stage=Stage.candidates(name).value,
+            elapsed_ms=int((found.finished_at - started) * 1000),
+            budget_ms=budget_ms,
+        )
+        if found.hits is not None:
+            ranked[name] = found.hits
+            reports.append(report(status=StageStatus.OK, candidates=len(found.hits)))
+        elif found.failure is not None:
+            failures[name] = found.failure
+            reports.append(report(status=StageStatus.FAILED, detail=found.failure.code))
+        else:
+            detail = f"ran out of its deadline slice during {progress[name].step}"
+            reports.append(report(status=StageStatus.TIMED_OUT, detail=detail))
+    return CandidateSet(ranked, reports, failures, () if search is None else search.views)
 
 
-async def _run(
-    name: RetrieverName,
-    search: Callable[[_Progress], Awaitable[list[ChunkHit]]],
-    deadline_at: float,
-) -> StageRun[list[ChunkHit]]:
-    progress = _Progress()
-    return await run_stage(
-        Stage.candidates(name),
-        deadline_at,
-        search(progress),
-        with_budget=True,
-        out_of_time=lambda: f"ran out of its deadline slice during {progress.step}",
-    )
+_RETRIEVERS: dict[RetrieverName, Callable[[CandidateSearch], CandidateList | None]] = {
+    RetrieverName.FULLTEXT: lambda search: search.fulltext,
+    RetrieverName.VECTOR: lambda search: search.vector,
+}

@@ -22,7 +22,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["BM25_B", "BM25_K1", "Candidate", "rank_by_visible_bm25"]
+__all__ = [
+    "BM25_B",
+    "BM25_K1",
+    "Candidate",
+    "PoolStatistics",
+    "rank_by_visible_bm25",
+    "rank_with_statistics",
+    "statistics_of",
+]
 
 BM25_K1: Final = 1.2
 BM25_B: Final = 0.75
@@ -39,16 +47,40 @@ class Candidate:
     frequencies: tuple[int, ...]  # one per query term, in the query's order
 
 
+@dataclass(frozen=True)
+class PoolStatistics:
+    """What BM25 needs from the whole pool of visible matching chunks."""
+
+    size: int
+    total_length: int
+    holding: tuple[int, ...]  # per query term: candidates that hold it
+
+
+def statistics_of(candidates: Sequence[Candidate]) -> PoolStatistics:
+    terms = len(candidates[0].frequencies) if candidates else 0
+    return PoolStatistics(
+        len(candidates),
+        sum(c.length for c in candidates),
+        tuple(sum(1 for c in candidates if c.frequencies[i] > 0) for i in range(terms)),
+    )
+
+
 def rank_by_visible_bm25(
     candidates: Sequence[Candidate], visible_chunks: int, limit: int
 ) -> list[tuple[str, float]]:
     """``(chunk_id, score)`` of the ``limit`` best candidates, best first."""
-    if not candidates or limit <= 0:
+    return rank_with_statistics(candidates, statistics_of(candidates), visible_chunks, limit)
+
+
+def rank_with_statistics(
+    candidates: Sequence[Candidate], pool: PoolStatistics, visible_chunks: int, limit: int
+) -> list[tuple[str, float]]:
+    """As :func:`rank_by_visible_bm25`, scoring ``candidates`` (any part of the pool) from the
+    whole pool's statistics: the same scores as ranking the whole pool."""
+    if not candidates or limit <= 0 or pool.size == 0:
         return []
-    terms = len(candidates[0].frequencies)
-    average_length = max(1e-9, sum(c.length for c in candidates) / len(candidates))
-    holding = [sum(1 for c in candidates if c.frequencies[i] > 0) for i in range(terms)]
-    idf = [max(_MIN_IDF, math.log((visible_chunks - n + 0.5) / (n + 0.5))) for n in holding]
+    average_length = max(1e-9, pool.total_length / pool.size)
+    idf = [max(_MIN_IDF, math.log((visible_chunks - n + 0.5) / (n + 0.5))) for n in pool.holding]
     scored = []
     for candidate in candidates:
         norm = BM25_K1 * (1 - BM25_B + BM25_B * candidate.length / average_length)

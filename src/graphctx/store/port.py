@@ -8,7 +8,7 @@ out-of-scope rows never compete for a top-k slot. Every read also takes a monoto
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.records import (
@@ -28,6 +28,9 @@ from graphctx.store.records import (
     Vector,
     WriteResult,
 )
+
+if TYPE_CHECKING:
+    from graphctx.store.candidate_search import CandidateSearch, QueryVector
 
 
 class StageTimeout(Exception):
@@ -94,6 +97,21 @@ class GraphStore(Protocol):
         limit: int,
         deadline: float,
     ) -> list[ChunkHit]: ...
+
+    async def search_candidates(
+        self,
+        namespace: str,
+        query: str | None,
+        query_vector: QueryVector | None,
+        scopes: frozenset[str],
+        limit: int,
+        deadline: float,
+    ) -> CandidateSearch:
+        """``fulltext_search(query)`` and ``vector_search(await query_vector)`` (each only when
+        given) as one call: the same hits, scores and order as the separate calls, each list
+        with its own outcome (:mod:`graphctx.store.candidate_search`), plus any visible views
+        of their chunks read along the way (equal to ``fetch_chunks``' views of them)."""
+        ...
 
     async def fetch_chunks(
         self, namespace: str, chunk_ids: Sequence[str], scopes: frozenset[str], deadline: float

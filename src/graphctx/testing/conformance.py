@@ -24,6 +24,7 @@ import pytest
 
 from graphctx.contract import NodeKind
 from graphctx.errors import ConfigurationError, EmbedderMismatchError, GraphctxError
+from graphctx.store.candidate_search import CandidateList
 from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.port import GraphStore, StageTimeout
 from graphctx.store.records import (
@@ -31,6 +32,7 @@ from graphctx.store.records import (
     NewChunk,
     NewDocument,
     Relation,
+    Vector,
     WriteOutcome,
     WriteResult,
 )
@@ -383,3 +385,87 @@ class GraphStoreConformance:
         )
         assert runner.run(store.latest_version(namespace, "e")) is None
         assert runner.run(store.namespace_embedder(namespace)) == EmbedderRecord("test", DIM)
+
+    # --- the combined candidate search --------------------------------------------------------
+    def test_the_combined_candidate_search_equals_the_separate_calls(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        words = ["payment", "gateway", "restart", "ledger", "kafka", "salary"]
+        for i in range(24):
+            scopes = [{"eng"}, {"hr"}, {"eng", "hr"}, {"legal"}][i % 4]
+            text = " ".join(words[j % len(words)] for j in range(i, i + 2 + i % 5))
+            text += f"\n\nparagraph {i} about {words[(i * 7) % len(words)]} and payment"
+            self.write(runner, store, make_document(namespace, f"d{i}", text, scopes))
+        query = "payment gateway restart"
+        vector = unit_vector("payment gateway")
+
+        async def query_vector() -> Vector:
+            return vector
+
+        for scopes in ({"eng"}, {"hr"}, {"eng", "legal"}, {"nobody"}, set()):
+            visible = frozenset(scopes)
+            for limit in (3, 50):
+                combined = runner.run(
+                    store.search_candidates(
+                        namespace, query, query_vector(), visible, limit, self.deadline()
+                    )
+                )
+                fulltext = runner.run(
+                    store.fulltext_search(namespace, query, visible, limit, self.deadline())
+                )
+                vector_hits = runner.run(
+                    store.vector_search(namespace, vector, visible, limit, self.deadline())
+                )
+                ids = list(dict.fromkeys(h.chunk_id for h in [*fulltext, *vector_hits]))
+                fetched = runner.run(store.fetch_chunks(namespace, ids, visible, self.deadline()))
+                lists = (combined.fulltext, combined.vector)
+                assert [(o.hits, o.failure) if o else None for o in lists] == [
+                    (fulltext, None),
+                    (vector_hits, None),
+                ]
+                # Any views read along the way are exactly the scoped fetch's views of them.
+                by_id = {v.chunk_id: v for v in fetched}
+                assert all(by_id.get(v.chunk_id) == v for v in combined.views)
+                assert len({v.chunk_id for v in combined.views}) == len(combined.views)
+
+    def test_the_combined_search_runs_only_the_lists_asked_for(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        self.write(runner, store, make_document(namespace, "d", "kafka broker", {"eng"}))
+        eng = frozenset({"eng"})
+
+        async def query_vector() -> Vector:
+            return unit_vector("kafka broker")
+
+        lexical = runner.run(
+            store.search_candidates(namespace, "kafka", None, eng, 5, far_deadline())
+        )
+        semantic = runner.run(
+            store.search_candidates(namespace, None, query_vector(), eng, 5, far_deadline())
+        )
+        assert (lexical.vector, semantic.fulltext) == (None, None)
+        assert (_documents(lexical.fulltext), _documents(semantic.vector)) == (["d"], ["d"])
+
+    def test_a_query_vector_of_another_dimension_fails_only_the_vector_list(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        self.write(runner, store, make_document(namespace, "d", "kafka broker", {"eng"}))
+
+        async def query_vector() -> Vector:
+            return unit_vector("kafka", DIM * 2)
+
+        found = runner.run(
+            store.search_candidates(
+                namespace, "kafka", query_vector(), frozenset({"eng"}), 5, far_deadline()
+            )
+        )
+        vector = found.vector
+        assert (_documents(found.fulltext), vector and vector.hits) == (["d"], None)
+        assert isinstance(vector and vector.failure, ConfigurationError)
+
+
+def _documents(found: CandidateList | None) -> list[str] | None:
+    """The document ids of a finished list's hits, in order (None: not finished or not run)."""
+    if found is None or found.hits is None:
+        return None
+    return [hit.chunk_id.split("@")[0] for hit in found.hits]

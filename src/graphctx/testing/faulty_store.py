@@ -27,6 +27,11 @@ from enum import StrEnum
 from typing import TypeVar
 
 from graphctx.errors import StoreUnavailableError
+from graphctx.store.candidate_search import (
+    CandidateSearch,
+    QueryVector,
+    compose_candidate_search,
+)
 from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.port import GraphStore
 from graphctx.store.records import (
@@ -200,6 +205,20 @@ class FaultyStore:
     ) -> list[ChunkHit]:
         call = self.inner.vector_search(namespace, vector, scopes, limit, deadline)
         return await self._faulty("vector_search", deadline, call)
+
+    async def search_candidates(
+        self,
+        namespace: str,
+        query: str | None,
+        query_vector: QueryVector | None,
+        scopes: frozenset[str],
+        limit: int,
+        deadline: float,
+    ) -> CandidateSearch:
+        """Composed from this store's own searches, so their faults apply."""
+        return await compose_candidate_search(
+            self, namespace, query, query_vector, scopes, limit, deadline
+        )
 
     async def fetch_chunks(
         self, namespace: str, chunk_ids: Sequence[str], scopes: frozenset[str], deadline: float

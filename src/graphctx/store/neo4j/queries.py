@@ -421,6 +421,116 @@ WHERE {VISIBLE}
 RETURN {VIEW_COLUMNS}
 """
 
+# The chunk view as a map, for statements that return views inside a larger row.
+VIEW_MAP: Final = """{
+chunk_id: c.chunk_id, document_id: d.document_id, version: d.version,
+source_uri: d.source_uri, title: d.title, text: c.text, start_char: c.start_char,
+end_char: c.end_char, ordinal: c.ordinal, scopes: d.scopes, created_at: d.created_at,
+updated_at: d.updated_at, valid_from: d.valid_from, valid_to: d.valid_to,
+is_latest: d.is_latest, declared_superseded_by: d.declared_superseded_by
+}"""
+
+# One retrieval's candidates in one statement (one round trip): the scope sets the caller
+# sees (VECTOR_PLAN, VISIBLE_CHUNK_COUNT), the visible full-text matches with their term
+# counts (FULLTEXT_CANDIDATES), of which only the pool's statistics and its $view_pool best by
+# the same BM25 (graphctx.store.bm25) leave the server: Python re-scores those exactly,
+# the vector hits with the ACL filter inside the index or the exact scan
+# (VECTOR_SEARCH_IN_INDEX / VECTOR_SEARCH_EXACT, chosen by $strategy as the store does), and
+# the scoped views (FETCH_CHUNKS) of the vector hits and of those best full-text matches
+# ($view_pool is a margin over the limit, so a last-bit difference between Java's and Python's
+# arithmetic cannot change which hits Python keeps). $lucene / $vector are null when that list
+# is not asked for. $terms are the query terms joined by spaces (terms hold none): the server
+# plans a statement again for each size class of a list parameter, a second or more here.
+CANDIDATE_SEARCH: Final = f"""
+CYPHER 25
+OPTIONAL MATCH (n:Namespace {{name: $namespace}})
+WITH n, CASE $terms WHEN '' THEN [] ELSE split($terms, ' ') END AS terms
+CALL () {{
+    OPTIONAL MATCH (s:ScopeSet {{namespace: $namespace}})
+    WHERE any(scope IN s.scopes WHERE scope IN $scopes)
+    RETURN collect(s.key) AS keys, coalesce(sum(s.chunk_count), 0) AS visible
+}}
+CALL (terms) {{
+    WITH $lucene AS lucene
+    WHERE lucene IS NOT NULL
+    CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', lucene, {{limit: $pool}})
+    YIELD node
+    WHERE node.namespace = $namespace
+    MATCH (d:Document)-[:HAS_CHUNK]->(node)
+    WHERE {VISIBLE}
+    WITH node, ' ' + replace(node.terms, ' ', '  ') + ' ' AS spaced
+    RETURN collect({{
+        chunk_id: node.chunk_id,
+        length: size(split(node.terms, ' ')),
+        frequencies: [t IN terms |
+            (size(spaced) - size(replace(spaced, ' ' + t + ' ', ''))) / (size(t) + 2)]
+    }}) AS pool
+}}
+WITH n, keys, visible, pool, reduce(total = 0, r IN pool | total + r.length) AS total_length,
+     [i IN range(0, size(terms) - 1) | size([r IN pool WHERE r.frequencies[i] > 0])] AS holding
+WITH n, keys, visible, pool, total_length, holding,
+     toFloat(total_length) / CASE size(pool) WHEN 0 THEN 1 ELSE size(pool) END AS average_length,
+     [held IN holding | log((visible - held + 0.5) / (held + 0.5))] AS raw_idf
+WITH n, keys, visible, pool, total_length, holding,
+     CASE WHEN average_length < 1e-9 THEN 1e-9 ELSE average_length END AS average_length,
+     [x IN raw_idf | CASE WHEN x < 1e-6 THEN 1e-6 ELSE x END] AS idf
+CALL (pool, average_length, idf) {{
+    UNWIND pool AS r
+    WITH r, reduce(score = 0.0, i IN range(0, size(idf) - 1) |
+        score + CASE WHEN r.frequencies[i] > 0
+            THEN idf[i] * r.frequencies[i] * ($k1 + 1)
+                 / (r.frequencies[i] + $k1 * (1 - $b + $b * r.length / average_length))
+            ELSE 0.0 END) AS score
+    ORDER BY score DESC, r.chunk_id
+    LIMIT $view_pool
+    RETURN collect(r) AS lexical_top
+}}
+CALL (n, keys, visible) {{
+    CALL (n, keys, visible) {{
+        WITH n, keys, visible
+        WHERE $vector IS NOT NULL AND size(keys) > 0 AND n.dimension = size($vector)
+          AND ($strategy = 'exact' OR ($strategy = 'auto' AND visible <= $exact_max))
+        MATCH (c:Chunk)
+        WHERE c.acl_key IN keys
+        WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
+        ORDER BY score DESC, c.chunk_id
+        LIMIT $limit
+        MATCH (d:Document)-[:HAS_CHUNK]->(c)
+        WHERE {VISIBLE}
+        RETURN c.chunk_id AS chunk_id, score
+      UNION ALL
+        WITH n, keys, visible
+        WHERE $vector IS NOT NULL AND size(keys) > 0 AND n.dimension = size($vector)
+          AND ($strategy = 'in_index' OR ($strategy = 'auto' AND visible > $exact_max))
+        MATCH (c:Chunk)
+          SEARCH c IN (
+            VECTOR INDEX {VECTOR_INDEX}
+            FOR $vector
+            WHERE c.acl_key IN keys
+            LIMIT $candidates
+          ) SCORE AS score
+        WITH c, score
+        ORDER BY score DESC, c.chunk_id
+        LIMIT $limit
+        MATCH (d:Document)-[:HAS_CHUNK]->(c)
+        WHERE {VISIBLE}
+        RETURN c.chunk_id AS chunk_id, score
+    }}
+    RETURN collect({{chunk_id: chunk_id, score: score}}) AS vector_hits
+}}
+WITH n, keys, visible, size(pool) AS pool_size, total_length, holding, lexical_top, vector_hits,
+     [r IN lexical_top | r.chunk_id] + [h IN vector_hits | h.chunk_id] AS ids
+CALL (ids) {{
+    MATCH (c:Chunk {{namespace: $namespace}})
+    WHERE c.chunk_id IN ids
+    MATCH (d:Document)-[:HAS_CHUNK]->(c)
+    WHERE {VISIBLE}
+    RETURN collect({VIEW_MAP}) AS views
+}}
+RETURN n.dimension AS dimension, size(keys) > 0 AS any_visible_set, visible, pool_size,
+       total_length, holding, lexical_top, vector_hits, views
+"""
+
 LIST_DOCUMENTS: Final = f"""
 MATCH (d:Document {{namespace: $namespace}})
 WHERE {VISIBLE}

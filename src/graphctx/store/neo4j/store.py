@@ -26,8 +26,29 @@ import neo4j.exceptions as neo4j_errors
 import numpy as np
 
 from graphctx.contract import NodeKind
-from graphctx.errors import ConfigurationError, InvalidRequestError, StoreUnavailableError
-from graphctx.store.bm25 import Candidate, rank_by_visible_bm25
+from graphctx.errors import (
+    ConfigurationError,
+    GraphctxError,
+    InvalidRequestError,
+    StoreUnavailableError,
+)
+from graphctx.store.bm25 import (
+    BM25_B,
+    BM25_K1,
+    Candidate,
+    PoolStatistics,
+    rank_by_visible_bm25,
+    rank_with_statistics,
+)
+from graphctx.store.candidate_search import (
+    CandidateList,
+    CandidateSearch,
+    QueryVector,
+    bounded,
+    done,
+    failed,
+    timed_out,
+)
 from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.neo4j import acl, graph, queries, writes
 from graphctx.store.neo4j.failures import (
@@ -79,6 +100,17 @@ IN_INDEX_CANDIDATES_FACTOR = 2  # in-index search fetches limit x this, then re-
 # Full text: visible Lucene matches scored from visible statistics; past this many, Lucene's
 # own (index-wide) ranking chooses which ones are scored (docs/security.md, R4).
 FULLTEXT_POOL = 10_000
+# search_candidates returns this many best full-text matches per hit asked for (by the same
+# BM25 in Cypher), which Python re-scores exactly: a margin for last-bit differences.
+LEXICAL_VIEW_MARGIN = 2
+# open() plans CANDIDATE_SEARCH once (seconds on a busy server; the plan is then cached
+# server-wide) with parameters of the types a request sends, in a namespace that cannot exist,
+# so the first request does not pay for it. A warm-up that fails (no schema yet) or runs past
+# this bound is left to that request.
+PLAN_WARM_UP_S = 10.0
+# Sizes like a request's: the server may plan again for other parameter values (measured).
+WARM_UP_LIMIT = 50  # the retrieval pipeline's candidate limit (retrieve.candidates)
+WARM_UP_DIMENSION = 512  # the default embedder's (use-multilingual-v3)
 
 
 class VectorStrategy(StrEnum):
@@ -158,6 +190,7 @@ class Neo4jGraphStore:
                 raise StoreUnavailableError("the server did not report its version")
             check_server_version(str(row["version"]))
             self.server_version = str(row["version"])
+            await self._warm_up_candidate_plan()
         except BaseException as exc:
             await self.close()
             if isinstance(exc, TimeoutError | StageTimeout):  # reachable, but no answer
@@ -167,6 +200,24 @@ class Neo4jGraphStore:
             if isinstance(exc, DRIVER_FAILURES):
                 raise as_graphctx_error(exc, action) from exc
             raise
+
+    async def _warm_up_candidate_plan(self) -> None:
+        params = self._candidate_parameters(
+            "",
+            '+acl_terms:(0)^0 +(terms:"warm")',
+            ["warm", "up", "plan"],
+            [0.0] * WARM_UP_DIMENSION,
+            frozenset({"", " "}),
+            WARM_UP_LIMIT,
+        )
+        try:
+            await self._read(
+                lambda tx: fetch(tx, queries.CANDIDATE_SEARCH, **params),
+                time.monotonic() + PLAN_WARM_UP_S,
+                "planning the candidate search",
+            )
+        except (StageTimeout, GraphctxError):  # e.g. no schema yet: the first request plans it
+            return
 
     async def close(self) -> None:
         reader, writer = self._reader, self._writer
@@ -194,6 +245,7 @@ class Neo4jGraphStore:
             self.schema = await init_schema(writer, self.database)
         except DRIVER_FAILURES as exc:
             raise as_graphctx_error(exc, "creating the graphctx schema") from exc
+        await self._warm_up_candidate_plan()  # a new schema: the first plan is made here
         return self.schema
 
     def _require(self, driver: neo4j.AsyncDriver | None) -> neo4j.AsyncDriver:
@@ -419,6 +471,161 @@ class Neo4jGraphStore:
             return [ChunkHit(str(row["chunk_id"]), 2.0 * float(row["score"]) - 1.0) for row in rows]
 
         return await self._read(work, deadline, "vector search")
+
+    async def search_candidates(
+        self,
+        namespace: str,
+        query: str | None,
+        query_vector: QueryVector | None,
+        scopes: frozenset[str],
+        limit: int,
+        deadline: float,
+    ) -> CandidateSearch:
+        """Both searches and the scoped views of their hits in one READ statement.
+
+        The full-text list waits for the query embedding (one round trip instead of two
+        parallel ones). Lists, scores and order are those of ``fulltext_search`` and
+        ``vector_search``; a failed or timed-out statement is the outcome of every list asked
+        for, a dimension mismatch only of the vector list.
+        """
+        fulltext: CandidateList | None = None
+        vector: CandidateList | None = None
+        query_vector_list: list[float] | None = None
+        if query_vector is not None:
+            try:
+                got = await bounded(deadline, query_vector)
+                query_vector_list = np.asarray(got, dtype=np.float32).astype(np.float64).tolist()
+            except StageTimeout:
+                vector = timed_out()
+            except GraphctxError as exc:
+                vector = failed(exc)
+        lucene = None if query is None else acl.lucene_query(namespace, query, scopes)
+        if query is not None and (lucene is None or limit <= 0):
+            fulltext = done([])
+        if query_vector_list is not None and (not scopes or limit <= 0):
+            vector, query_vector_list = done([]), None
+        if lucene is None and query_vector_list is None:
+            return CandidateSearch(fulltext, vector)
+        terms = [] if query is None else query_terms(query)
+
+        def settled(fallback: CandidateList) -> CandidateSearch:
+            """Every list still open (asked for, not yet known) ends as ``fallback``."""
+            return CandidateSearch(
+                fulltext or (None if query is None else fallback),
+                vector or (None if query_vector is None else fallback),
+            )
+
+        try:
+            row, views = await self._read(
+                lambda tx: self._candidate_row(
+                    tx, namespace, lucene, terms, query_vector_list, scopes, limit
+                ),
+                deadline,
+                "candidate search",
+            )
+        except StageTimeout:
+            return settled(timed_out())
+        except GraphctxError as exc:
+            return settled(failed(exc))
+        if fulltext is None and query is not None:
+            fulltext = done(self._lexical_hits(row, limit))
+        if vector is None and query_vector_list is not None:
+            vector = self._vector_outcome(row, namespace, len(query_vector_list))
+        return CandidateSearch(fulltext, vector, views)
+
+    async def _candidate_row(
+        self,
+        tx: neo4j.AsyncTransaction,
+        namespace: str,
+        lucene: str | None,
+        terms: list[str],
+        vector: list[float] | None,
+        scopes: frozenset[str],
+        limit: int,
+    ) -> tuple[dict[str, Any], tuple[ChunkView, ...]]:
+        row = await fetch_one(
+            tx,
+            queries.CANDIDATE_SEARCH,
+            **self._candidate_parameters(namespace, lucene, terms, vector, scopes, limit),
+        )
+        assert row is not None, "the statement always returns one row"
+        wanted = [h.chunk_id for h in self._lexical_hits(row, limit)]
+        if vector is not None and self._dimension_matches(row, len(vector)):
+            wanted += [str(h["chunk_id"]) for h in row["vector_hits"]]
+        # Python's hits are among the rows the statement read views for (lexical_top and the
+        # vector hits); the extra margin rows' views are dropped.
+        found = {str(v["chunk_id"]): chunk_view(v) for v in row["views"]}
+        views = tuple(found[cid] for cid in dict.fromkeys(wanted) if cid in found)
+        return row, views
+
+    def _candidate_parameters(
+        self,
+        namespace: str,
+        lucene: str | None,
+        terms: list[str],
+        vector: list[float] | None,
+        scopes: frozenset[str],
+        limit: int,
+    ) -> dict[str, Any]:
+        return {
+            "namespace": namespace,
+            "scopes": sorted(scopes),
+            "lucene": lucene,
+            "pool": FULLTEXT_POOL,
+            "terms": " ".join(terms),
+            "k1": BM25_K1,
+            "b": BM25_B,
+            "view_pool": limit * LEXICAL_VIEW_MARGIN,
+            "vector": vector,
+            "strategy": self.vector_strategy.value,
+            "exact_max": self.exact_max_chunks,
+            "limit": limit,
+            "candidates": limit * IN_INDEX_CANDIDATES_FACTOR,
+        }
+
+    @staticmethod
+    def _lexical_hits(row: Mapping[str, Any], limit: int) -> list[ChunkHit]:
+        """Python's ranking of the pool's best rows, scored from the whole pool's statistics:
+        the hits and scores of ``fulltext_search``."""
+        candidates = [
+            Candidate(
+                str(r["chunk_id"]),
+                str(r["chunk_id"]),
+                int(r["length"]),
+                tuple(int(tf) for tf in r["frequencies"]),
+            )
+            for r in row["lexical_top"]
+        ]
+        pool = PoolStatistics(
+            int(row["pool_size"]),
+            int(row["total_length"]),
+            tuple(int(held) for held in row["holding"]),
+        )
+        ranked = rank_with_statistics(candidates, pool, int(row["visible"]), limit)
+        return [ChunkHit(chunk_id, score) for chunk_id, score in ranked]
+
+    @staticmethod
+    def _dimension_matches(row: Mapping[str, Any], dimension: int) -> bool:
+        return row["dimension"] is not None and int(row["dimension"]) == dimension
+
+    def _vector_outcome(
+        self, row: Mapping[str, Any], namespace: str, dimension: int
+    ) -> CandidateList:
+        if row["dimension"] is None or not row["any_visible_set"]:
+            return done([])
+        if not self._dimension_matches(row, dimension):
+            return failed(
+                ConfigurationError(
+                    f"query vector has dimension {dimension} but namespace {namespace!r}"
+                    f" stores {row['dimension']}: use the embedder it was ingested with"
+                )
+            )
+        hits = sorted(
+            ((str(h["chunk_id"]), float(h["score"])) for h in row["vector_hits"]),
+            key=lambda hit: (-hit[1], hit[0]),
+        )
+        # Neo4j reports cosine as (1 + cos) / 2; the port speaks plain cosine.
+        return done([ChunkHit(chunk_id, 2.0 * score - 1.0) for chunk_id, score in hits])
 
     def _vector_strategy_for(self, visible_chunks: int) -> VectorStrategy:
         if self.vector_strategy is not VectorStrategy.AUTO:

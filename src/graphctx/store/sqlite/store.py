@@ -24,6 +24,11 @@ from graphctx.errors import (
     StoreCorruptError,
     StoreUnavailableError,
 )
+from graphctx.store.candidate_search import (
+    CandidateSearch,
+    QueryVector,
+    compose_candidate_search,
+)
 from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.port import StageTimeout
 from graphctx.store.records import (
@@ -299,6 +304,20 @@ class SqliteGraphStore:
             return [ChunkHit(ids[rowid], score) for rowid, score in best]
 
         return await self._read(work, deadline)
+
+    async def search_candidates(
+        self,
+        namespace: str,
+        query: str | None,
+        query_vector: QueryVector | None,
+        scopes: frozenset[str],
+        limit: int,
+        deadline: float,
+    ) -> CandidateSearch:
+        """The two searches side by side (no round trips to save in-process)."""
+        return await compose_candidate_search(
+            self, namespace, query, query_vector, scopes, limit, deadline
+        )
 
     async def fetch_chunks(
         self, namespace: str, chunk_ids: Sequence[str], scopes: frozenset[str], deadline: float
