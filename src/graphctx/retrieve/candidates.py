@@ -25,7 +25,7 @@ from graphctx.embed.port import Embedder
 from graphctx.errors import GraphctxError
 from graphctx.retrieve.deadline import within
 from graphctx.retrieve.stages import Stage
-from graphctx.store.candidate_search import CandidateList, CandidateSearch
+from graphctx.store.candidate_lists import CandidateList, CandidateSearch
 from graphctx.store.port import GraphStore, StageTimeout
 from graphctx.store.records import ChunkHit, ChunkView, Vector
 

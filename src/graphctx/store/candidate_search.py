@@ -6,74 +6,31 @@ one round trip instead of four); any other store composes its own ``fulltext_sea
 ``vector_search`` with :func:`compose_candidate_search`, where each list keeps running on its
 own, so a slow or failed one never costs the other its result.
 
-A list that did not finish is data, not an exception: ``hits`` is None, and ``failure`` says
-why when it was not the deadline. The caller turns each outcome into its stage report.
+The outcome types are in :mod:`graphctx.store.candidate_lists`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Coroutine
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from collections.abc import Awaitable
+from typing import Protocol, TypeVar
 
 from graphctx.errors import GraphctxError
+from graphctx.store.candidate_lists import (
+    CandidateList,
+    CandidateSearch,
+    QueryVector,
+    done,
+    failed,
+    timed_out,
+)
 from graphctx.store.port import StageTimeout
-from graphctx.store.records import ChunkHit, ChunkView, Vector
+from graphctx.store.records import ChunkHit, Vector
 
-__all__ = [
-    "CandidateList",
-    "CandidateSearch",
-    "QueryVector",
-    "bounded",
-    "compose_candidate_search",
-    "done",
-    "failed",
-    "outcome_of",
-    "timed_out",
-]
+__all__ = ["bounded", "compose_candidate_search", "outcome_of"]
 
 T = TypeVar("T")
-
-# The query's embedding, awaited by the store when it needs it (it may raise StageTimeout).
-QueryVector = Coroutine[Any, Any, Vector]
-
-
-@dataclass(frozen=True)
-class CandidateList:
-    """One retriever's ranked hits, or why there are none (``hits`` None)."""
-
-    hits: list[ChunkHit] | None
-    finished_at: float  # time.monotonic() when the outcome was known
-    failure: GraphctxError | None = None  # set only when the list failed (not timed out)
-
-    @property
-    def timed_out(self) -> bool:
-        return self.hits is None and self.failure is None
-
-
-@dataclass(frozen=True)
-class CandidateSearch:
-    """``fulltext`` / ``vector`` are None when not asked for. ``views``: visible views of
-    candidate chunks the store read along with them (any subset, possibly none); the caller
-    fetches whatever else it needs."""
-
-    fulltext: CandidateList | None
-    vector: CandidateList | None
-    views: tuple[ChunkView, ...] = ()
-
-
-def done(hits: list[ChunkHit]) -> CandidateList:
-    return CandidateList(hits, time.monotonic())
-
-
-def timed_out() -> CandidateList:
-    return CandidateList(None, time.monotonic())
-
-
-def failed(error: GraphctxError) -> CandidateList:
-    return CandidateList(None, time.monotonic(), error)
 
 
 async def bounded(deadline: float, work: Awaitable[T]) -> T:

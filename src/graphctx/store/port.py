@@ -30,7 +30,7 @@ from graphctx.store.records import (
 )
 
 if TYPE_CHECKING:
-    from graphctx.store.candidate_search import CandidateSearch, QueryVector
+    from graphctx.store.candidate_lists import CandidateSearch, QueryVector
 
 
 class StageTimeout(Exception):

@@ -24,7 +24,7 @@ import pytest
 
 from graphctx.contract import NodeKind
 from graphctx.errors import ConfigurationError, EmbedderMismatchError, GraphctxError
-from graphctx.store.candidate_search import CandidateList
+from graphctx.store.candidate_lists import CandidateList
 from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.port import GraphStore, StageTimeout
 from graphctx.store.records import (

@@ -27,11 +27,8 @@ from enum import StrEnum
 from typing import TypeVar
 
 from graphctx.errors import StoreUnavailableError
-from graphctx.store.candidate_search import (
-    CandidateSearch,
-    QueryVector,
-    compose_candidate_search,
-)
+from graphctx.store.candidate_lists import CandidateSearch, QueryVector
+from graphctx.store.candidate_search import compose_candidate_search
 from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.port import GraphStore
 from graphctx.store.records import (

@@ -40,15 +40,15 @@ from graphctx.store.bm25 import (
     rank_by_visible_bm25,
     rank_with_statistics,
 )
-from graphctx.store.candidate_search import (
+from graphctx.store.candidate_lists import (
     CandidateList,
     CandidateSearch,
     QueryVector,
-    bounded,
     done,
     failed,
     timed_out,
 )
+from graphctx.store.candidate_search import bounded
 from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.neo4j import acl, graph, queries, writes
 from graphctx.store.neo4j.failures import (

@@ -24,11 +24,8 @@ from graphctx.errors import (
     StoreCorruptError,
     StoreUnavailableError,
 )
-from graphctx.store.candidate_search import (
-    CandidateSearch,
-    QueryVector,
-    compose_candidate_search,
-)
+from graphctx.store.candidate_lists import CandidateSearch, QueryVector
+from graphctx.store.candidate_search import compose_candidate_search
 from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.port import StageTimeout
 from graphctx.store.records import (
