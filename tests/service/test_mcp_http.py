@@ -15,6 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 
 from graphctx.contract import ContextRequest, ContextResponse
+from graphctx.server.mcp.inputs import ContextArguments
 from graphctx.server.models import SourceList
 from graphctx.testing.service import Harness
 
@@ -58,8 +59,19 @@ def ask(**overrides: Any) -> dict[str, Any]:
 def test_tool_schemas_are_the_contract(harness: Harness) -> None:
     tools = run(harness, "rita", lambda c: c.list_tools()).tools
     by_name = {tool.name: tool for tool in tools}
-    assert set(by_name) == {"retrieve_context", "render_context", "list_sources"}
-    assert by_name["retrieve_context"].input_schema == ContextRequest.model_json_schema()
+    assert set(by_name) == {
+        "retrieve_context",
+        "render_context",
+        "read_source",
+        "list_sources",
+        "whoami",
+    }
+    # issue 15: the input is the contract's request with the key's defaults (only the query
+    # is required); the output is still exactly the contract's response
+    assert by_name["retrieve_context"].input_schema == ContextArguments.model_json_schema()
+    assert set(by_name["retrieve_context"].input_schema["properties"]) == set(
+        ContextRequest.model_fields
+    )
     assert by_name["retrieve_context"].output_schema == ContextResponse.model_json_schema(
         mode="serialization"
     )
