@@ -64,9 +64,7 @@ def test_a_listed_origin_may_call_with_its_key_and_others_get_no_cors_headers(
     key = {"Authorization": f"Bearer {harness.keys['rita']}"}
     with httpx.Client(base_url=cors_url, timeout=60) as client:
         preflight = client.options("/mcp", headers={"Origin": ALLOWED, **PREFLIGHT})
-        other = client.options(
-            "/mcp", headers={"Origin": "https://evil.example.net", **PREFLIGHT}
-        )
+        other = client.options("/mcp", headers={"Origin": "https://evil.example.net", **PREFLIGHT})
         call = client.get("/v1/projects/alpha/documents", headers={"Origin": ALLOWED, **key})
         anonymous = client.get("/v1/projects/alpha/documents", headers={"Origin": ALLOWED})
         foreign = client.get(
