@@ -16,6 +16,7 @@ from mcp_types import CallToolResult, TextContent
 
 from graphctx.contract import ContextRequest, ContextResponse
 from graphctx.server.mcp.inputs import ContextArguments
+from graphctx.server.mcp.text import compact_bundle_text
 from graphctx.server.models import SourceList
 from graphctx.testing.service import Harness
 
@@ -83,7 +84,8 @@ def test_retrieve_context_returns_the_bundle_as_structured_content(harness: Harn
     bundle = ContextResponse.model_validate_json(json.dumps(result.structured_content))
     assert bundle.answerable
     assert {item.document_id for item in bundle.items} == {"alpha-runbook"}
-    assert ContextResponse.model_validate_json(text_of(result)) == bundle
+    # issue 15: the text channel is the compact rendering of exactly this bundle
+    assert text_of(result) == compact_bundle_text(bundle)
 
 
 def test_list_sources_shows_only_visible_documents(harness: Harness) -> None:

@@ -5,7 +5,8 @@ document), ``list_sources`` and ``whoami``.
 Built on the SDK's low-level ``Server`` so each tool's input schema is exactly its model in
 :mod:`graphctx.server.mcp.inputs` (every field described; identity, scopes and project default
 from the key) and its output schema exactly the wire model; results carry the value as
-``structuredContent`` (and the same JSON as text for older clients). Who is calling is decided
+``structuredContent``; the text channel has a bundle in the compact form of
+:mod:`graphctx.server.mcp.text` and any other result as the same JSON. Who is calling is decided
 by the transport (``identify``): the authenticated HTTP request, or the configured key for
 stdio. Without an identity every call fails.
 """
@@ -43,6 +44,7 @@ from graphctx.server.mcp.inputs import (
     parse_arguments,
     request_for,
 )
+from graphctx.server.mcp.text import compact_bundle_text
 from graphctx.server.models import RenderedContext, SourceExcerpt, SourceList, WhoAmI
 from graphctx.server.service import GraphctxService
 
@@ -140,10 +142,13 @@ def build_mcp_server(service: GraphctxService, identify: Identify) -> Server[Any
             result = await _call(service, identity, params.name, params.arguments or {})
         except Exception as exc:
             return tool_error(exc)
-        text = result.model_dump_json()
+        structured = result.model_dump_json()
+        # The model reads the text channel: a bundle in compact form (the full one is the
+        # structured content); any other result as its JSON.
+        text = compact_bundle_text(result) if isinstance(result, ContextResponse) else structured
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
-            structured_content=json.loads(text),
+            structured_content=json.loads(structured),
         )
 
     return Server(
