@@ -60,6 +60,7 @@ from graphctx.retrieve.fusion import fuse_lists, ranked_candidates
 from graphctx.retrieve.graph_ranking import GraphRanking, rank_with_graph
 from graphctx.retrieve.question_type import QuestionClass, classify_question
 from graphctx.retrieve.routing import plan_route
+from graphctx.retrieve.source_window import SourceWindow, read_source_window
 from graphctx.retrieve.stages import OUT_OF_TIME, Stage, StageRun, run_stage, stage_report
 from graphctx.retrieve.surrounding import ItemContext, surrounding_text
 from graphctx.retrieve.text2cypher import CypherReader, Text2CypherConfig, run_text2cypher
@@ -262,6 +263,32 @@ class ContextProvider:
         deadline = Deadline(request.timeout_ms)
         return await surrounding_text(
             self.store, request.namespace, items, scopes, deadline.gate_at()
+        )
+
+    async def aread_source(
+        self,
+        namespace: str,
+        principal_id: str,
+        allowed_scopes: list[str],
+        chunk_id: str,
+        *,
+        max_tokens: int,
+        timeout_ms: int,
+    ) -> SourceWindow | None:
+        """More of the document around chunk ``chunk_id``, within ``max_tokens``: effective
+        scopes by the rule :meth:`aretrieve` applies, the chunk read with them inside the
+        store query and its neighbours through the output gate's re-check. ``None`` when the
+        chunk does not exist *or* is not visible: the two are never told apart."""
+        scopes = effective_scopes(self.grants, namespace, principal_id, allowed_scopes)
+        deadline = Deadline(timeout_ms)
+        return await read_source_window(
+            self.store,
+            namespace,
+            chunk_id,
+            scopes,
+            max_tokens,
+            self.token_counter.count,
+            deadline.gate_at(),
         )
 
     # --- async core --------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from graphctx.context import (
 from graphctx.contract import ContextRequest, ContextResponse
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.server.app import create_app
+from graphctx.server.mcp.inputs import ContextArguments
 from graphctx.server.models import Problem, RenderedContext
 from graphctx.testing.serve import serve_in_thread
 from graphctx.testing.service import (
@@ -232,7 +233,9 @@ def test_render_context_tool_has_the_contracts_input_and_the_rendered_output(
 ) -> None:
     tools = with_mcp(harness, lambda client: client.list_tools()).tools
     tool = next(tool for tool in tools if tool.name == "render_context")
-    assert tool.input_schema == ContextRequest.model_json_schema()
+    # issue 15: the contract's request fields with the key's defaults (only the query required)
+    assert tool.input_schema == ContextArguments.model_json_schema()
+    assert set(tool.input_schema["properties"]) == set(ContextRequest.model_fields)
     assert tool.output_schema == RenderedContext.model_json_schema(mode="serialization")
 
 

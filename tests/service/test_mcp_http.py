@@ -15,6 +15,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 
 from graphctx.contract import ContextRequest, ContextResponse
+from graphctx.server.mcp.inputs import ContextArguments
+from graphctx.server.mcp.text import compact_bundle_text
 from graphctx.server.models import SourceList
 from graphctx.testing.service import Harness
 
@@ -58,8 +60,19 @@ def ask(**overrides: Any) -> dict[str, Any]:
 def test_tool_schemas_are_the_contract(harness: Harness) -> None:
     tools = run(harness, "rita", lambda c: c.list_tools()).tools
     by_name = {tool.name: tool for tool in tools}
-    assert set(by_name) == {"retrieve_context", "render_context", "list_sources"}
-    assert by_name["retrieve_context"].input_schema == ContextRequest.model_json_schema()
+    assert set(by_name) == {
+        "retrieve_context",
+        "render_context",
+        "read_source",
+        "list_sources",
+        "whoami",
+    }
+    # issue 15: the input is the contract's request with the key's defaults (only the query
+    # is required); the output is still exactly the contract's response
+    assert by_name["retrieve_context"].input_schema == ContextArguments.model_json_schema()
+    assert set(by_name["retrieve_context"].input_schema["properties"]) == set(
+        ContextRequest.model_fields
+    )
     assert by_name["retrieve_context"].output_schema == ContextResponse.model_json_schema(
         mode="serialization"
     )
@@ -71,7 +84,8 @@ def test_retrieve_context_returns_the_bundle_as_structured_content(harness: Harn
     bundle = ContextResponse.model_validate_json(json.dumps(result.structured_content))
     assert bundle.answerable
     assert {item.document_id for item in bundle.items} == {"alpha-runbook"}
-    assert ContextResponse.model_validate_json(text_of(result)) == bundle
+    # issue 15: the text channel is the compact rendering of exactly this bundle
+    assert text_of(result) == compact_bundle_text(bundle)
 
 
 def test_list_sources_shows_only_visible_documents(harness: Harness) -> None:

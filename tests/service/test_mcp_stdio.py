@@ -63,9 +63,15 @@ def test_stdio_tools_answer_as_the_configured_key_and_nothing_more(
     async def main() -> list[CallToolResult]:
         async with Client(params) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
-            assert names == {"retrieve_context", "render_context", "list_sources"}
+            assert names == {
+                "retrieve_context",
+                "render_context",
+                "read_source",
+                "list_sources",
+                "whoami",
+            }
             return [
-                await client.call_tool("retrieve_context", ask),
+                await client.call_tool("retrieve_context", {"query": ask["query"]}),
                 await client.call_tool("list_sources", {"project_id": "alpha"}),
                 await client.call_tool("retrieve_context", {**ask, "namespace": "beta"}),
                 await client.call_tool("retrieve_context", {**ask, "principal_id": "ada"}),

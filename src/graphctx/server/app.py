@@ -17,6 +17,7 @@ from graphctx.server.auth import Authenticator
 from graphctx.server.config import ServiceSettings
 from graphctx.server.factory import compose_service, warm_up
 from graphctx.server.http import documents, routes
+from graphctx.server.http.cors import install_cors
 from graphctx.server.http.deps import AppServices
 from graphctx.server.http.errors import install_error_handlers
 from graphctx.server.http.limits import BodyLimitMiddleware
@@ -70,7 +71,8 @@ def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
         app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, include_in_schema=False))
     install_error_handlers(app, metrics)
     install_openapi(app)
-    # Added last = outermost: trace/access log, then authentication, then body limits.
+    # Added last = outermost: trace/access log, then CORS (answers preflights before any key is
+    # asked for), then authentication, then body limits.
     app.add_middleware(
         BodyLimitMiddleware,
         api_limit=limits.max_body_bytes,
@@ -85,5 +87,6 @@ def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
         metrics=metrics,
         own_authentication=is_ui_path,
     )
+    install_cors(app, settings.cors_origins)
     app.add_middleware(TraceMiddleware, metrics=metrics)
     return app

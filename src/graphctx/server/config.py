@@ -18,6 +18,7 @@ Nested fields use ``__`` in variable names, e.g. ``GRAPHCTX_LIMITS__MAX_TOKENS=4
       secret_sha256: "<hex sha256 of the shared secret>"   # or GRAPHCTX_GATEWAY__SECRET
       allowed_projects: [northwind]
     mcp_stdio_key: null                    # GRAPHCTX_MCP_STDIO_KEY: the key stdio MCP acts as
+    cors_origins: []                       # browser origins that may call with an API key
 """
 
 from __future__ import annotations
@@ -50,9 +51,12 @@ __all__ = [
 ]
 
 MIN_GATEWAY_SECRET_CHARS = 16
+# An exact browser origin: scheme, host, optional port; no path, no wildcard.
+ORIGIN_PATTERN = r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$"
 
 Scope = Annotated[str, Field(pattern=NAME_PATTERN)]
 Project = Annotated[str, Field(pattern=NAMESPACE_PATTERN)]
+Origin = Annotated[str, Field(pattern=ORIGIN_PATTERN)]
 _CLOSED = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -131,6 +135,9 @@ class ServiceSettings(BaseSettings):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     mcp_http: bool = True
     mcp_stdio_key: SecretStr | None = None
+    # CORS allow-list for browser clients, off when empty. Keys travel in headers (never
+    # cookies), so no credentials mode: a listed page can call only with a key it holds.
+    cors_origins: list[Origin] = Field(default_factory=list)
     log_level: str = "INFO"
 
     @field_validator("keys")

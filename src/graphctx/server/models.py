@@ -39,13 +39,16 @@ __all__ = [
     "IngestRequest",
     "IngestResult",
     "Problem",
+    "ProjectAccess",
     "RenderedContext",
     "RenderedMessage",
     "SearchRequest",
     "SearchResponse",
     "SearchResult",
+    "SourceExcerpt",
     "SourceList",
     "SourceSummary",
+    "WhoAmI",
 ]
 
 MAX_DOCUMENT_ID_CHARS = 512
@@ -157,6 +160,46 @@ class SourceList(BaseModel):
 
     project_id: str
     documents: list[SourceSummary]
+
+
+class ProjectAccess(BaseModel):
+    """One project the caller may read, with every scope it holds there."""
+
+    model_config = _OUT
+
+    project_id: str
+    scopes: list[str]
+
+
+class WhoAmI(BaseModel):
+    """Who the authenticated caller is: its principal and what it may read, nothing else."""
+
+    model_config = _OUT
+
+    principal_id: str
+    projects: list[ProjectAccess]
+
+
+class SourceExcerpt(BaseModel):
+    """More of a cited document around one chunk: ``text`` is exactly the document version's
+    text from ``start_char`` to ``end_char``, built only from chunks the caller may see."""
+
+    model_config = _OUT
+
+    project_id: str
+    document_id: str
+    document_version: str
+    source_uri: str
+    title: str | None
+    chunk_id: str
+    superseded: bool
+    start_char: int
+    end_char: int
+    text: str
+    used_tokens: int
+    max_tokens: int
+    truncated_before: bool
+    truncated_after: bool
 
 
 class DocumentIn(BaseModel):

@@ -3,6 +3,8 @@
 * A project the identity holds no grant for is :func:`project_not_found`, exactly like a
   project that does not exist; nothing about the store is consulted to decide it.
 * ``principal_id`` must be the authenticated principal unless the key may impersonate.
+  Faces that let it be omitted (MCP, the search form) default it, the scopes and a key's only
+  project from the identity (:meth:`GraphctxService.default_project`); a default never widens.
 * Effective scopes = the identity's grant for the project ∩ the request's ``allowed_scopes``;
   the provider's ScopeGrants (:class:`~graphctx.server.grants.ConfigGrants`) applies the same
   rule again inside the pipeline.
@@ -11,6 +13,8 @@
   decision was made on travels into the store's write transaction as an
   :class:`~graphctx.store.records.Expectation` (compare-and-set), so a document that moves
   between the check and the write is refused, never overwritten or re-scoped.
+* ``read_source`` answers a chunk the caller cannot see exactly like a missing one
+  (:func:`source_not_found`).
 * ``write_denied`` depends on the key alone (``can_write``). Every per-document refusal is
   :class:`~graphctx.errors.DocumentConflictError`, one code and one message whatever the
   reason (a scope the writer lacks, seen or unseen, or a concurrent write), so a writer learns
@@ -31,6 +35,7 @@ from graphctx.errors import (
     AccessDeniedError,
     DocumentConflictError,
     InvalidDocumentError,
+    InvalidRequestError,
     NotFoundError,
     StoreUnavailableError,
 )
@@ -48,18 +53,21 @@ from graphctx.server.models import (
     DocumentError,
     DocumentOutcome,
     IngestResult,
+    ProjectAccess,
     RenderedContext,
     RenderedMessage,
     SearchRequest,
     SearchResponse,
     SearchResult,
+    SourceExcerpt,
     SourceList,
     SourceSummary,
+    WhoAmI,
 )
 from graphctx.server.timings import coarsen_timings, log_timings
 from graphctx.store.records import Expectation
 
-__all__ = ["GraphctxService", "with_document_defaults"]
+__all__ = ["GraphctxService", "source_not_found", "with_document_defaults"]
 
 # The provider bounds every stage by timeout_ms itself (measured overrun: tens of ms); this
 # only catches a pipeline bug, so the caller never waits unbounded.
@@ -87,6 +95,30 @@ class GraphctxService:
         if grant is None:
             raise project_not_found()
         return grant
+
+    def default_project(self, identity: Identity, project: str | None) -> str:
+        """``project``, or the identity's only project when none is named."""
+        if project is not None:
+            return project
+        if not identity.projects:
+            raise project_not_found()
+        if len(identity.projects) > 1:
+            raise InvalidRequestError(
+                "this key reads several projects; name one as `namespace`: "
+                + ", ".join(sorted(identity.projects)),
+                field="namespace",
+                code="namespace_required",
+            )
+        return next(iter(identity.projects))
+
+    def whoami(self, identity: Identity) -> WhoAmI:
+        return WhoAmI(
+            principal_id=identity.principal_id,
+            projects=[
+                ProjectAccess(project_id=project, scopes=sorted(grant.scopes))
+                for project, grant in sorted(identity.projects.items())
+            ],
+        )
 
     def writable(self, identity: Identity, project: str) -> ProjectGrant:
         grant = self.readable(identity, project)
@@ -145,20 +177,45 @@ class GraphctxService:
     def _narrowed(self, identity: Identity, request: ContextRequest) -> ContextRequest:
         """``request`` with ``allowed_scopes`` narrowed to the identity's grant, or the reason
         it may not be served at all."""
-        grant = self.readable(identity, request.namespace)
-        if request.principal_id != identity.principal_id and not identity.can_impersonate:
+        scopes = self._effective(
+            identity,
+            request.namespace,
+            request.principal_id,
+            request.allowed_scopes,
+            request.max_tokens,
+            request.timeout_ms,
+            query=request.query,
+        )
+        return request.model_copy(update={"allowed_scopes": scopes})
+
+    def _effective(
+        self,
+        identity: Identity,
+        project: str,
+        principal_id: str,
+        allowed_scopes: Sequence[str],
+        max_tokens: int,
+        timeout_ms: int,
+        *,
+        query: str = "",
+    ) -> list[str]:
+        """The scopes a read may use: the identity's grant ∩ ``allowed_scopes``, or the reason
+        it may not be served at all."""
+        grant = self.readable(identity, project)
+        if principal_id != identity.principal_id and not identity.can_impersonate:
             raise AccessDeniedError(
                 "principal_id must be the authenticated principal", code="principal_mismatch"
             )
-        self._check_caps(request)
+        self._check_query(query)
+        self._check_budget(max_tokens, timeout_ms)
         self._check_store_open()
-        scopes = sorted(grant.scopes.intersection(request.allowed_scopes))
+        scopes = sorted(grant.scopes.intersection(allowed_scopes))
         if not scopes:
             raise AccessDeniedError(
                 "none of the requested scopes is granted in this project",
                 code="no_effective_scopes",
             )
-        return request.model_copy(update={"allowed_scopes": scopes})
+        return scopes
 
     async def _admit(self, timeout_ms: int) -> None:
         """Take a retrieval slot, waiting at most ``timeout_ms``."""
@@ -180,6 +237,57 @@ class GraphctxService:
         return RenderedContext(
             bundle=response,
             messages=[RenderedMessage(role=m.role, content=m.content) for m in messages],
+        )
+
+    async def read_source(
+        self,
+        identity: Identity,
+        project: str,
+        chunk_id: str,
+        *,
+        principal_id: str | None = None,
+        allowed_scopes: Sequence[str] | None = None,
+        max_tokens: int,
+        timeout_ms: int,
+    ) -> SourceExcerpt:
+        """More of a cited document around chunk ``chunk_id``, under the same authorisation
+        as :meth:`retrieve` and through the output gate; a chunk the caller may not see is
+        :func:`source_not_found`, exactly like a chunk that does not exist."""
+        grant = self.readable(identity, project)
+        principal = principal_id or identity.principal_id
+        requested = sorted(grant.scopes) if allowed_scopes is None else list(allowed_scopes)
+        scopes = self._effective(identity, project, principal, requested, max_tokens, timeout_ms)
+        with bind_identity(identity):
+            await self._admit(timeout_ms)
+            try:
+                window = await self.provider.aread_source(
+                    project,
+                    principal,
+                    scopes,
+                    chunk_id,
+                    max_tokens=max_tokens,
+                    timeout_ms=timeout_ms,
+                )
+            finally:
+                self._slots.release()
+        if window is None:
+            raise source_not_found()
+        chunk = window.chunk
+        return SourceExcerpt(
+            project_id=project,
+            document_id=chunk.document_id,
+            document_version=chunk.document_version,
+            source_uri=chunk.source_uri,
+            title=chunk.title,
+            chunk_id=chunk.chunk_id,
+            superseded=chunk.superseded,
+            start_char=window.start_char,
+            end_char=window.end_char,
+            text=window.text,
+            used_tokens=window.used_tokens,
+            max_tokens=max_tokens,
+            truncated_before=window.truncated_before,
+            truncated_after=window.truncated_after,
         )
 
     async def search(
@@ -323,22 +431,29 @@ class GraphctxService:
             return DocumentError(origin=source.origin, code=conflict.code, message=conflict.message)
         return document_id, Expectation(latest)
 
-    def _check_caps(self, request: ContextRequest) -> None:
-        caps = self.limits
-        if len(request.query) > caps.max_query_chars:
+    def _check_query(self, query: str) -> None:
+        if len(query) > self.limits.max_query_chars:
             raise LimitExceededError(
-                f"query is over this service's cap of {caps.max_query_chars} characters",
+                f"query is over this service's cap of {self.limits.max_query_chars} characters",
                 field="query",
             )
-        if request.max_tokens > caps.max_tokens:
+
+    def _check_budget(self, max_tokens: int, timeout_ms: int) -> None:
+        caps = self.limits
+        if max_tokens > caps.max_tokens:
             raise LimitExceededError(
                 f"max_tokens is over this service's cap of {caps.max_tokens}", field="max_tokens"
             )
-        if request.timeout_ms > caps.max_timeout_ms:
+        if timeout_ms > caps.max_timeout_ms:
             raise LimitExceededError(
                 f"timeout_ms is over this service's cap of {caps.max_timeout_ms}",
                 field="timeout_ms",
             )
+
+
+def source_not_found() -> NotFoundError:
+    """The one error for a chunk that is missing *or* not visible: same code, same text."""
+    return NotFoundError("no such source", code="not_found")
 
 
 def with_document_defaults(

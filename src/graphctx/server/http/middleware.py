@@ -1,11 +1,14 @@
 """Request middleware: trace id and access log (outermost), then authentication.
 
 Authentication runs before any route code and before the body is read, for every path but the
-probes, the metrics and the API docs; an unknown path needs credentials too, so routes cannot
-be enumerated anonymously. The one exception is the evidence explorer under ``/ui``: a browser
-cannot send an API key on a navigation, so those routes authenticate their own session (made
-from an API key checked by the same Authenticator) and answer unauthenticated requests with
-the login page.
+probes, the metrics, the API docs and ``/.well-known/*`` (none is served: OAuth-probing MCP
+clients get a plain 404, not a 401 that makes them look for an authorization server); any other
+unknown path needs credentials too, so routes cannot be enumerated anonymously. A CORS
+preflight never reaches it: the CORS layer outside answers it
+(:func:`graphctx.server.http.cors.install_cors`). The one exception is the evidence explorer
+under ``/ui``: a browser cannot send an API key on a navigation, so those routes authenticate
+their own session (made from an API key checked by the same Authenticator) and answer
+unauthenticated requests with the login page.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from graphctx.server.ratelimit import TokenBucketLimiter
 __all__ = ["PUBLIC_PATHS", "AuthMiddleware", "TraceMiddleware"]
 
 PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"})
+WELL_KNOWN_PREFIX = "/.well-known/"
 TRACE_HEADER = "x-trace-id"
 _TRACE_ID = re.compile(TRACE_ID_PATTERN)
 access_log = logging.getLogger("graphctx.access")
@@ -101,7 +105,7 @@ class AuthMiddleware:
         self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+        if scope["type"] != "http" or _is_public(scope["path"]):
             await self.app(scope, receive, send)
             return
         if self.own_authentication(scope["path"]):  # the explorer's session authentication
@@ -123,6 +127,10 @@ class AuthMiddleware:
             return
         scope.setdefault("state", {})["identity"] = identity
         await self.app(scope, receive, send)
+
+
+def _is_public(path: str) -> bool:
+    return path in PUBLIC_PATHS or path.startswith(WELL_KNOWN_PREFIX)
 
 
 def _route_template(scope: Scope) -> str:
