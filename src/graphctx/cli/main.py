@@ -33,6 +33,7 @@ from graphctx.cli.lab_commands import (
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
 from graphctx.contract.parsing import parse_request
 from graphctx.contract.request import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS
+from graphctx.embed.port import load_model
 from graphctx.embed.spec_option import add_embedder_argument
 from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
 from graphctx.ingest.pipeline import IngestReport
@@ -180,6 +181,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                 print(render_ingest(report))
             return 0 if not report.errors else 1
         if args.command == "search":
+            load_model(provider.embedder)  # before the request's deadline starts
             response = provider.retrieve(_request(args))
             print(response.model_dump_json(indent=2) if args.json else render_bundle(response))
             return 0
