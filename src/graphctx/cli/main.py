@@ -15,6 +15,7 @@ from dataclasses import asdict
 from datetime import datetime
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphctx.adapters import open_provider
 from graphctx.cli.graph_commands import (
@@ -36,10 +37,12 @@ from graphctx.contract.request import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS
 from graphctx.embed.port import load_model
 from graphctx.embed.spec_option import add_embedder_argument
 from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
-from graphctx.ingest.pipeline import IngestReport
 from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
 from graphctx.server.cli import add_server_commands, run_server_command
 from graphctx.terminal import render_bundle, render_ingest
+
+if TYPE_CHECKING:
+    from graphctx.ingest.pipeline import IngestReport
 
 DEFAULT_STORE = "graphctx.sqlite"
 
