@@ -33,6 +33,10 @@ def run_bench_command(args: argparse.Namespace) -> int:
         from graphctx_lab.bench.entities import run_entity_bench
 
         return run_entity_bench(args.out)
+    if args.what == "cold":
+        from graphctx_lab.bench.cold import run_cold_bench
+
+        return run_cold_bench(args.out, baseline=args.baseline)
     if args.what == "http":
         from graphctx_lab.bench.http import run_load_bench
 

@@ -29,7 +29,7 @@ import time
 from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from graphctx.context import TokenCounter
 from graphctx.contract import (
@@ -46,10 +46,6 @@ from graphctx.contract import (
 )
 from graphctx.embed import Embedder
 from graphctx.errors import GraphctxError, StoreUnavailableError
-from graphctx.ingest.extract.port import GraphExtractor
-from graphctx.ingest.graph_file import GraphFileReport, ingest_graph_file
-from graphctx.ingest.pipeline import IngestDefaults, IngestReport, ingest_path, ingest_sources
-from graphctx.ingest.source import SourceDocument
 from graphctx.retrieve.assemble import Instruments, Trail, assemble_response
 from graphctx.retrieve.authorize import ScopeGrants, effective_scopes
 from graphctx.retrieve.bundle import Fetched, finish_bundle
@@ -73,6 +69,12 @@ from graphctx.store.records import (
     Expectation,
     StoredVersion,
 )
+
+if TYPE_CHECKING:  # ingest loads on first use: a search never pays for the loaders
+    from graphctx.ingest.extract.port import GraphExtractor
+    from graphctx.ingest.graph_file import GraphFileReport
+    from graphctx.ingest.pipeline import IngestDefaults, IngestReport
+    from graphctx.ingest.source import SourceDocument
 
 T = TypeVar("T")
 log = logging.getLogger("graphctx.provider")
@@ -198,6 +200,8 @@ class ContextProvider:
     ) -> IngestReport:
         """``scopes`` apply to documents without their own; with ``scope_ceiling``, a document
         whose own scopes (front matter, sidecar) name anything else is rejected."""
+        from graphctx.ingest.pipeline import IngestDefaults
+
         defaults = IngestDefaults(
             namespace=namespace,
             scopes=tuple(scopes),
@@ -249,6 +253,8 @@ class ContextProvider:
         return await self.store.delete_document(namespace, document_id, expected=expected)
 
     async def aingest_graph(self, path: Path, namespace: str) -> GraphFileReport:
+        from graphctx.ingest.graph_file import ingest_graph_file
+
         return await ingest_graph_file(self.store, path, namespace)
 
     async def asurrounding_text(
@@ -300,6 +306,8 @@ class ContextProvider:
         progress: bool = False,
         extractor: GraphExtractor | None = None,
     ) -> IngestReport:
+        from graphctx.ingest.pipeline import ingest_path
+
         return await ingest_path(
             self.store, self.embedder, path, defaults, progress=progress, extractor=extractor
         )
@@ -315,6 +323,8 @@ class ContextProvider:
 
         ``expected`` (document id -> what the caller's permission check saw) makes every
         write conditional: see :func:`graphctx.ingest.pipeline.ingest_sources`."""
+        from graphctx.ingest.pipeline import ingest_sources
+
         return await ingest_sources(
             self.store, self.embedder, sources, Path("."), defaults, expected=expected
         )

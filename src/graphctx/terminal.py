@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import textwrap
+from typing import TYPE_CHECKING
 
 from graphctx.contract import ContextResponse, Freshness
-from graphctx.ingest.pipeline import IngestReport
 from graphctx.store.records import WriteOutcome
+
+if TYPE_CHECKING:
+    from graphctx.ingest.pipeline import IngestReport
 
 _BADGE = {Freshness.CURRENT: "current", Freshness.STALE: "STALE", Freshness.UNKNOWN: "unknown"}
 PREVIEW_CHARS = 240

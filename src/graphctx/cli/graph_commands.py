@@ -15,12 +15,14 @@ import argparse
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphctx.adapters import open_provider
 from graphctx.embed.spec_option import add_embedder_argument
 from graphctx.eval.datasets import DEFAULT_DATASETS, default_data_dir, load_dataset, load_files
-from graphctx.ingest.extract import EntityDictionary, GraphExtractor, OfflineExtractor
+
+if TYPE_CHECKING:
+    from graphctx.ingest.extract import GraphExtractor
 
 __all__ = [
     "GRAPH_COMMANDS",
@@ -86,6 +88,8 @@ def extractor_from_args(args: argparse.Namespace) -> GraphExtractor | None:
     dictionary_path = getattr(args, "dictionary", None)
     if not getattr(args, "extract_graph", False) and dictionary_path is None:
         return None
+    from graphctx.ingest.extract import EntityDictionary, OfflineExtractor
+
     dictionary = EntityDictionary.from_file(dictionary_path) if dictionary_path else None
     return OfflineExtractor(dictionary, concepts=True)
 

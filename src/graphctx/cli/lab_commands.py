@@ -36,9 +36,10 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     bench.add_argument(
         "what",
         nargs="?",
-        choices=["store", "lexical", "http", "entities", "neo4j"],
+        choices=["store", "lexical", "http", "entities", "neo4j", "cold"],
         default="store",
-        help="neo4j: graphctx vs neo4j-graphrag on one server (NEO4J_URI, or one it starts)",
+        help="neo4j: graphctx vs neo4j-graphrag on one server (NEO4J_URI, or one it starts);"
+        " cold: import and cold-CLI times in fresh processes",
     )
     bench.add_argument("--out", type=Path, default=Path("bench-results"))
     bench.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
@@ -46,6 +47,9 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     bench.add_argument("--queries", type=int, default=200)
     bench.add_argument("--clients", type=int, default=50, help="http: concurrent clients")
     bench.add_argument("--requests", type=int, default=2000, help="http: requests in total")
+    bench.add_argument(
+        "--baseline", type=Path, help="cold: an older tree's src/ to time side by side"
+    )
 
 
 def add_chaos_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -15,6 +15,7 @@ from dataclasses import asdict
 from datetime import datetime
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphctx.adapters import open_provider
 from graphctx.cli.graph_commands import (
@@ -33,12 +34,15 @@ from graphctx.cli.lab_commands import (
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
 from graphctx.contract.parsing import parse_request
 from graphctx.contract.request import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS
+from graphctx.embed.port import load_model
 from graphctx.embed.spec_option import add_embedder_argument
 from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
-from graphctx.ingest.pipeline import IngestReport
 from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
 from graphctx.server.cli import add_server_commands, run_server_command
 from graphctx.terminal import render_bundle, render_ingest
+
+if TYPE_CHECKING:
+    from graphctx.ingest.pipeline import IngestReport
 
 DEFAULT_STORE = "graphctx.sqlite"
 
@@ -180,6 +184,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                 print(render_ingest(report))
             return 0 if not report.errors else 1
         if args.command == "search":
+            load_model(provider.embedder)  # before the request's deadline starts
             response = provider.retrieve(_request(args))
             print(response.model_dump_json(indent=2) if args.json else render_bundle(response))
             return 0

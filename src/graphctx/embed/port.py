@@ -7,14 +7,21 @@ plain dot product. The port is synchronous; callers that must not block run it i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from graphctx.errors import EmbeddingError
 
-__all__ = ["Embedder", "Float32Array", "normalize_rows", "prepare_texts"]
+__all__ = [
+    "Embedder",
+    "Float32Array",
+    "LocalModel",
+    "load_model",
+    "normalize_rows",
+    "prepare_texts",
+]
 
 Float32Array = npt.NDArray[np.float32]
 """A float32 array: ``(n, dimension)`` for documents, ``(dimension,)`` for a query."""
@@ -45,6 +52,22 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Float32Array:
         """Embed one search query: shape ``(dimension,)``, L2-normalised."""
         ...
+
+
+@runtime_checkable
+class LocalModel(Protocol):
+    """An embedder whose model loads in-process on first use (USE, e5, sentence-transformers).
+
+    ``open()`` loads it now, once, thread-safe. Remote embedders have nothing to load."""
+
+    def open(self) -> None: ...
+
+
+def load_model(embedder: Embedder) -> None:
+    """Load an in-process embedder's model now, so the load is not charged to the first
+    request's deadline (a cold ``graphctx search``). A no-op for remote embedders."""
+    if isinstance(embedder, LocalModel):  # checks for ``open`` only, never ``dimension``
+        embedder.open()
 
 
 def normalize_rows(vectors: npt.ArrayLike) -> Float32Array:

@@ -96,6 +96,10 @@ class UniversalSentenceEncoderEmbedder:
     def dimension(self) -> int:
         return USE_DIMENSION
 
+    def open(self) -> None:
+        """Load the model now (thread-safe, once), so no request pays for it."""
+        self._loaded_model()
+
     def embed_documents(self, texts: Sequence[str]) -> Float32Array:
         prepared = [text[: self._max_text_chars] for text in prepare_texts(texts)]
         out = np.empty((len(prepared), USE_DIMENSION), dtype=np.float32)

@@ -6,8 +6,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
-import yaml
-
 from graphctx.errors import AccessDeniedError, ConfigurationError
 
 
@@ -41,6 +39,8 @@ class StaticGrants:
     @classmethod
     def from_file(cls, path: Path) -> StaticGrants:
         """Read ``principals: {id: {scopes: [...]}}`` or ``{id: [...]}`` from YAML or JSON."""
+        import yaml  # only a grants file needs it
+
         try:
             raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as exc:
