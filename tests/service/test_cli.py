@@ -217,3 +217,19 @@ def test_ingest_extract_graph_forms_offline_concepts_that_search_walks(tmp_path:
         if any(step.kind.value == "Concept" for step in item.provenance_path)
     }
     assert "a23" in via_concept  # the definer of 부당해고등, reached from 제28조 / 제30조
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["search", "q", "--principal", "p", "--scope", "eng"],
+        ["documents", "--scope", "eng"],
+        ["delete", "doc-1"],
+    ],
+)
+def test_a_read_command_never_creates_a_store(tmp_path: Path, command: list[str]) -> None:
+    mistyped = tmp_path / "compnay.sqlite"
+    done = graphctx("--store", mistyped, *command)
+    assert (done.returncode, done.stderr.split("]")[0]) == (3, "graphctx: error [store_missing")
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []

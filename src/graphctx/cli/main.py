@@ -36,15 +36,17 @@ from graphctx.contract.parsing import parse_request
 from graphctx.contract.request import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS
 from graphctx.embed.port import load_model
 from graphctx.embed.spec_option import add_embedder_argument
-from graphctx.errors import CallerError, GraphctxError, InvalidRequestError
+from graphctx.errors import CallerError, GraphctxError, InvalidRequestError, StoreUnavailableError
 from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
 from graphctx.server.cli import add_server_commands, run_server_command
+from graphctx.store.locations import is_neo4j_location
 from graphctx.terminal import render_bundle, render_ingest
 
 if TYPE_CHECKING:
     from graphctx.ingest.pipeline import IngestReport
 
 DEFAULT_STORE = "graphctx.sqlite"
+READ_COMMANDS = ("search", "documents", "delete")  # commands that must find a store
 
 
 def installed_version() -> str:
@@ -136,6 +138,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def _require_existing_store(location: str) -> None:
+    """A read command never creates a store: a mistyped ``--store`` is an error, not an empty
+    store that answers ``no_evidence``."""
+    if is_neo4j_location(location) or Path(location).exists():
+        return
+    raise StoreUnavailableError(
+        f"no store at {location}: ingest into it first, or check --store",
+        retryable=False,
+        code="store_missing",
+    )
+
+
 def _grants(args: argparse.Namespace) -> ScopeGrants | None:
     return None if args.grants is None else StaticGrants.from_file(args.grants)
 
@@ -166,6 +180,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         from graphctx.demo.run import run_demo
 
         return run_demo(as_json=args.json)
+    if args.command in READ_COMMANDS:
+        _require_existing_store(args.store)
     embedder = getattr(args, "embedder", None)  # only the commands that embed take one
     with open_provider(args.store, embedder=embedder, grants=_grants(args)) as provider:
         if args.command == "ingest":
