@@ -80,6 +80,13 @@ def render_ingest(report: IngestReport) -> str:
             f" {graph.mentions} mentions, {graph.concepts} concepts"
         )
         lines += [f"  {detail}" for detail in graph.details]
-    lines += [f"  error {e.code}: {e.origin}: {e.message}" for e in report.errors]
     lines += [f"  skipped: {s.origin}: {s.reason}" for s in report.skipped]
     return "\n".join(lines)
+
+
+def render_ingest_errors(report: IngestReport) -> list[str]:
+    """One line per rejected document, in the CLI's error format (for stderr)."""
+    return [
+        f"graphctx: error [{e.code}]: {e.origin}: {' '.join(e.message.split())}"
+        for e in report.errors
+    ]

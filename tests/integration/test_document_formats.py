@@ -239,7 +239,7 @@ def test_a_missing_extra_is_reported_per_file_naming_the_pip_install(tmp_path: P
         prelude=BLOCK_EXTRAS,
     )  # fmt: skip
 
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 2, done.stderr  # rejected files are bad input (issue 15)
     assert "Traceback" not in done.stderr
     report = json.loads(done.stdout)
     assert [d["document_id"] for d in report["documents"]] == ["faq.html"]

@@ -129,7 +129,7 @@ def test_a_scope_ceiling_rejects_documents_naming_other_scopes(tmp_path: Path) -
         "--store", store, "ingest", docs, "--scope", "eng", "--scope-ceiling", "eng", "--json"
     )
     report = json.loads(done.stdout)
-    assert done.returncode == 1
+    assert done.returncode == 2  # a rejected document is bad input (was 1 before issue 15)
     assert [(e["origin"].endswith("own.md"), e["code"]) for e in report["errors"]] == [
         (True, "scope_not_granted")
     ]
@@ -233,3 +233,21 @@ def test_a_read_command_never_creates_a_store(tmp_path: Path, command: list[str]
     assert (done.returncode, done.stderr.split("]")[0]) == (3, "graphctx: error [store_missing")
     assert "Traceback" not in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ingest_errors_are_one_line_each_on_stderr_and_exit_2(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "bad.md").write_text("---\nscopes: [\n---\nbroken front matter\n", "utf-8")
+    (docs / "empty.txt").write_text("   \n", "utf-8")
+    (docs / "good.md").write_text("Deploy with the release train.\n", "utf-8")
+    done = graphctx("--store", tmp_path / "s.sqlite", "ingest", docs, "--scope", "eng")
+    assert done.returncode == 2
+    errors = done.stderr.splitlines()
+    assert [line.split("]")[0] for line in errors] == [
+        "graphctx: error [front_matter_invalid",
+        "graphctx: error [empty_document",
+    ]
+    assert all(line.split("]: ", 1)[1].startswith(str(docs)) for line in errors)
+    assert "graphctx: error" not in done.stdout
+    assert done.stdout.startswith("namespace default: 1 documents (1 added)")

@@ -40,7 +40,7 @@ from graphctx.errors import CallerError, GraphctxError, InvalidRequestError, Sto
 from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
 from graphctx.server.cli import add_server_commands, run_server_command
 from graphctx.store.locations import is_neo4j_location
-from graphctx.terminal import render_bundle, render_ingest
+from graphctx.terminal import render_bundle, render_ingest, render_ingest_errors
 
 if TYPE_CHECKING:
     from graphctx.ingest.pipeline import IngestReport
@@ -198,7 +198,9 @@ def _dispatch(args: argparse.Namespace) -> int:
                 print(json.dumps(_report_json(report), indent=2, ensure_ascii=False, default=str))
             else:
                 print(render_ingest(report))
-            return 0 if not report.errors else 1
+                for line in render_ingest_errors(report):
+                    print(line, file=sys.stderr)
+            return 0 if not report.errors else 2  # a rejected document is bad input
         if args.command == "search":
             load_model(provider.embedder)  # before the request's deadline starts
             response = provider.retrieve(_request(args))

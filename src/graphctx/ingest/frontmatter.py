@@ -114,7 +114,9 @@ def parse_yaml_mapping(text: str, origin: str, *, code: str) -> Mapping[str, obj
     try:
         data: object = yaml.load(text, Loader=_NoAliasLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise InvalidDocumentError(f"invalid YAML: {exc}", path=origin, code=code) from exc
+        raise InvalidDocumentError(
+            f"invalid YAML: {_yaml_problem(exc)}", path=origin, code=code
+        ) from exc
     except (ValueError, OverflowError) as exc:  # a constructor: 2026-13-45, a 5,000-digit int
         message = f"invalid YAML value: {exc}"
         raise InvalidDocumentError(message, path=origin, code=code) from exc
@@ -291,3 +293,12 @@ def _json_default(value: object) -> str:
     if isinstance(value, date):
         return value.isoformat()
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line: what the parser expected and where (not its multi-line excerpt of the text)."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        problem = exc.problem or exc.context or "unparseable"
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return " ".join(str(exc).split())

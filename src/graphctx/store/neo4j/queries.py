@@ -404,14 +404,28 @@ RETURN c.chunk_id AS chunk_id, score
 ORDER BY score DESC, chunk_id
 """
 
-VIEW_COLUMNS: Final = """
-c.chunk_id AS chunk_id, d.document_id AS document_id, d.version AS version,
-d.source_uri AS source_uri, d.title AS title, c.text AS text, c.start_char AS start_char,
-c.end_char AS end_char, c.ordinal AS ordinal, d.scopes AS scopes, d.created_at AS created_at,
-d.updated_at AS updated_at, d.valid_from AS valid_from, d.valid_to AS valid_to,
-d.is_latest AS is_latest, d.declared_superseded_by AS declared_superseded_by,
-d.extra_json AS extra_json
-"""
+# A chunk view's fields (name, expression), read the same way as columns and as a map.
+_VIEW_FIELDS: Final = (
+    ("chunk_id", "c.chunk_id"),
+    ("document_id", "d.document_id"),
+    ("version", "d.version"),
+    ("source_uri", "d.source_uri"),
+    ("title", "d.title"),
+    ("text", "c.text"),
+    ("start_char", "c.start_char"),
+    ("end_char", "c.end_char"),
+    ("ordinal", "c.ordinal"),
+    ("scopes", "d.scopes"),
+    ("created_at", "d.created_at"),
+    ("updated_at", "d.updated_at"),
+    ("valid_from", "d.valid_from"),
+    ("valid_to", "d.valid_to"),
+    ("is_latest", "d.is_latest"),
+    ("declared_superseded_by", "d.declared_superseded_by"),
+    ("extra_json", "d.extra_json"),
+)
+
+VIEW_COLUMNS: Final = ", ".join(f"{expr} AS {name}" for name, expr in _VIEW_FIELDS)
 
 FETCH_CHUNKS: Final = f"""
 MATCH (c:Chunk {{namespace: $namespace}})
@@ -422,13 +436,7 @@ RETURN {VIEW_COLUMNS}
 """
 
 # The chunk view as a map, for statements that return views inside a larger row.
-VIEW_MAP: Final = """{
-chunk_id: c.chunk_id, document_id: d.document_id, version: d.version,
-source_uri: d.source_uri, title: d.title, text: c.text, start_char: c.start_char,
-end_char: c.end_char, ordinal: c.ordinal, scopes: d.scopes, created_at: d.created_at,
-updated_at: d.updated_at, valid_from: d.valid_from, valid_to: d.valid_to,
-is_latest: d.is_latest, declared_superseded_by: d.declared_superseded_by
-}"""
+VIEW_MAP: Final = "{" + ", ".join(f"{name}: {expr}" for name, expr in _VIEW_FIELDS) + "}"
 
 # One retrieval's candidates in one statement (one round trip): the scope sets the caller
 # sees (VECTOR_PLAN, VISIBLE_CHUNK_COUNT), the visible full-text matches with their term
