@@ -251,3 +251,11 @@ def test_ingest_errors_are_one_line_each_on_stderr_and_exit_2(tmp_path: Path) ->
     assert all(line.split("]: ", 1)[1].startswith(str(docs)) for line in errors)
     assert "graphctx: error" not in done.stdout
     assert done.stdout.startswith("namespace default: 1 documents (1 added)")
+
+
+def test_deleting_a_missing_document_is_a_one_line_not_found(store: Path) -> None:
+    done = graphctx("--store", store, "delete", "no-such-doc", "--namespace", "nw")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert (
+        done.stderr == "graphctx: error [not_found]: no document 'no-such-doc' in namespace 'nw'\n"
+    )

@@ -36,7 +36,13 @@ from graphctx.contract.parsing import parse_request
 from graphctx.contract.request import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS
 from graphctx.embed.port import load_model
 from graphctx.embed.spec_option import add_embedder_argument
-from graphctx.errors import CallerError, GraphctxError, InvalidRequestError, StoreUnavailableError
+from graphctx.errors import (
+    CallerError,
+    GraphctxError,
+    InvalidRequestError,
+    NotFoundError,
+    StoreUnavailableError,
+)
 from graphctx.retrieve.authorize import ScopeGrants, StaticGrants
 from graphctx.server.cli import add_server_commands, run_server_command
 from graphctx.store.locations import is_neo4j_location
@@ -208,8 +214,12 @@ def _dispatch(args: argparse.Namespace) -> int:
             return 0
         if args.command == "delete":
             removed = provider.delete_document(args.namespace, args.document_id)
+            if not removed:
+                raise NotFoundError(
+                    f"no document {args.document_id!r} in namespace {args.namespace!r}"
+                )
             print(f"deleted {removed} version(s) of {args.document_id}")
-            return 0 if removed else 1
+            return 0
         if args.command == "documents":
             for doc in provider.list_documents(args.namespace, args.scopes):
                 flag = " (superseded)" if doc.superseded else ""
