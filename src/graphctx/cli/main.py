@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graphctx.adapters import open_provider
+from graphctx.adapters import embedder_for, open_provider
 from graphctx.cli.graph_commands import (
     GRAPH_COMMANDS,
     add_extract_arguments,
@@ -186,9 +186,13 @@ def _dispatch(args: argparse.Namespace) -> int:
         from graphctx.demo.run import run_demo
 
         return run_demo(as_json=args.json)
+    # Only the commands that embed take --embedder. A search loads its model first: before the
+    # request's deadline starts, and so that a missing extra is reported before the store.
+    embedder = embedder_for(getattr(args, "embedder", None))
+    if args.command == "search":
+        load_model(embedder)
     if args.command in READ_COMMANDS:
         _require_existing_store(args.store)
-    embedder = getattr(args, "embedder", None)  # only the commands that embed take one
     with open_provider(args.store, embedder=embedder, grants=_grants(args)) as provider:
         if args.command == "ingest":
             report = provider.ingest_path(
@@ -208,7 +212,6 @@ def _dispatch(args: argparse.Namespace) -> int:
                     print(line, file=sys.stderr)
             return 0 if not report.errors else 2  # a rejected document is bad input
         if args.command == "search":
-            load_model(provider.embedder)  # before the request's deadline starts
             response = provider.retrieve(_request(args))
             print(response.model_dump_json(indent=2) if args.json else render_bundle(response))
             return 0
