@@ -35,8 +35,8 @@ __all__ = [
 ]
 
 MAX_PROBLEMS_SHOWN: Final = 10
-_TYPE_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
-_NODE_ID = re.compile(r"^[^\s]{1,200}$")
+_TYPE_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+_NODE_ID = re.compile(r"[^\s]{1,200}")
 _KINDS: Final = {
     k.value.casefold(): k for k in NodeKind if k not in (NodeKind.DOCUMENT, NodeKind.CHUNK)
 }
@@ -124,7 +124,7 @@ def _refs(raw: object, where: str, problems: list[str]) -> tuple[SupportRef, ...
 def _node(raw: Mapping[str, Any], where: str, problems: list[str]) -> DeclaredNode | None:
     node_id, name = raw.get("id"), raw.get("name")
     kind = _KINDS.get(str(raw.get("kind", "Entity")).casefold())
-    if not isinstance(node_id, str) or not _NODE_ID.match(node_id):
+    if not isinstance(node_id, str) or not _NODE_ID.fullmatch(node_id):
         problems.append(f"{where}: id must be text without spaces")
         return None
     where = f"node {node_id}"
@@ -136,7 +136,7 @@ def _node(raw: Mapping[str, Any], where: str, problems: list[str]) -> DeclaredNo
         problems.append(f"{where}: aliases must be a list of text")
         aliases = []
     link = str(raw.get("link", SUPPORTS)).upper()
-    if not _TYPE_NAME.match(link):
+    if not _TYPE_NAME.fullmatch(link):
         problems.append(f"{where}: link must be an upper-case name such as SUPPORTS")
     support = _refs(raw.get("support"), where, problems)
     members = _refs(raw.get("members"), where, problems)
@@ -162,7 +162,7 @@ def _relation(raw: Mapping[str, Any], where: str, problems: list[str]) -> Declar
     if not (isinstance(source, str) and isinstance(target, str) and isinstance(rtype, str)):
         problems.append(f"{where}: a relation needs source, type and target")
         return None
-    if not _TYPE_NAME.match(rtype):
+    if not _TYPE_NAME.fullmatch(rtype):
         problems.append(f"{where}: type {rtype!r} must be upper-case, e.g. DEPENDS_ON")
         return None
     return DeclaredRelation(source, target, rtype, _refs(raw.get("support"), where, problems))

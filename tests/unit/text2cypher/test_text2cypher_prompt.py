@@ -32,7 +32,7 @@ def test_an_unfenced_reply_is_taken_whole_and_no_query_is_none() -> None:
 
 
 def test_the_schema_lists_only_well_formed_relation_types() -> None:
-    schema = describe_schema(["DEPENDS_ON", "x) CREATE (n", "REQUIRES", "DEPENDS_ON"])
+    schema = describe_schema(["DEPENDS_ON", "x) CREATE (n", "REQUIRES", "DEPENDS_ON", "OWNS\n"])
     assert schema.endswith("<TYPE> is one of: DEPENDS_ON, REQUIRES")
 
 

@@ -11,7 +11,7 @@ __all__ = ["NO_QUERY", "build_messages", "describe_schema", "extract_statement"]
 
 NO_QUERY = "NO_QUERY"
 MAX_RELATION_TYPES = 50
-_RELATION_TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+_RELATION_TYPE = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
 _FENCE = re.compile(r"```[ \t]*(?:cypher|CYPHER|Cypher)?[ \t]*\r?\n(.*?)```", re.DOTALL)
 
 _CORE_SCHEMA = """\
@@ -46,7 +46,7 @@ Rules:
 
 def describe_schema(relation_types: Sequence[str]) -> str:
     """The schema text: the fixed layout plus the typed relations the caller may see."""
-    typed = sorted({t for t in relation_types if _RELATION_TYPE.match(t)})[:MAX_RELATION_TYPES]
+    typed = sorted({t for t in relation_types if _RELATION_TYPE.fullmatch(t)})[:MAX_RELATION_TYPES]
     if not typed:
         return _CORE_SCHEMA
     return f"{_CORE_SCHEMA}\n  <TYPE> is one of: {', '.join(typed)}"
