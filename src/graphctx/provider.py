@@ -192,21 +192,24 @@ class ContextProvider:
         path: Path | str,
         *,
         namespace: str = "default",
-        scopes: Sequence[str] = (),
+        scopes: str | Sequence[str] = (),
         source_uri_prefix: str | None = None,
         progress: bool = False,
         extractor: GraphExtractor | None = None,
-        scope_ceiling: Sequence[str] | None = None,
+        scope_ceiling: str | Sequence[str] | None = None,
     ) -> IngestReport:
         """``scopes`` apply to documents without their own; with ``scope_ceiling``, a document
-        whose own scopes (front matter, sidecar) name anything else is rejected."""
+        whose own scopes (front matter, sidecar) name anything else is rejected. One scope may
+        be given as a plain string."""
         from graphctx.ingest.pipeline import IngestDefaults
 
         defaults = IngestDefaults(
             namespace=namespace,
-            scopes=tuple(scopes),
+            scopes=scope_names(scopes),
             source_uri_prefix=source_uri_prefix,
-            permitted_scopes=None if scope_ceiling is None else frozenset(scope_ceiling),
+            permitted_scopes=None
+            if scope_ceiling is None
+            else frozenset(scope_names(scope_ceiling)),
         )
         return self._run(
             self.aingest_path(Path(path), defaults, progress=progress, extractor=extractor)
@@ -219,8 +222,8 @@ class ContextProvider:
     def delete_document(self, namespace: str, document_id: str) -> int:
         return self._run(self.adelete_document(namespace, document_id))
 
-    def list_documents(self, namespace: str, scopes: Sequence[str]) -> list[DocumentSummary]:
-        return self._run(self.alist_documents(namespace, frozenset(scopes)))
+    def list_documents(self, namespace: str, scopes: str | Sequence[str]) -> list[DocumentSummary]:
+        return self._run(self.alist_documents(namespace, frozenset(scope_names(scopes))))
 
     # --- composition -------------------------------------------------------------------------
     def with_grants(self, grants: ScopeGrants) -> ContextProvider:
@@ -541,3 +544,8 @@ def _graph_trail(ranking: GraphRanking) -> Trail:
         route_reasons=(ranking.reason,),
         left_out=frozenset() if ranking.joined else frozenset({RetrieverName.GRAPH}),
     )
+
+
+def scope_names(scopes: str | Sequence[str]) -> tuple[str, ...]:
+    """Scope names as given: a plain string is one scope, never its characters."""
+    return (scopes,) if isinstance(scopes, str) else tuple(scopes)
