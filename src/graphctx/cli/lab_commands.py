@@ -41,10 +41,17 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         help="neo4j: graphctx vs neo4j-graphrag on one server (NEO4J_URI, or one it starts);"
         " cold: import and cold-CLI times in fresh processes",
     )
-    bench.add_argument("--out", type=Path, default=Path("bench-results"))
+    bench.add_argument(
+        "--out",
+        type=Path,
+        default=Path("bench-results"),
+        help="results folder (default: %(default)s)",
+    )
     bench.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
     bench.add_argument("--sizes", default="10000,100000", help="chunk counts, comma separated")
-    bench.add_argument("--queries", type=int, default=200)
+    bench.add_argument(
+        "--queries", type=int, default=200, help="queries per size (default: %(default)s)"
+    )
     bench.add_argument("--clients", type=int, default=50, help="http: concurrent clients")
     bench.add_argument("--requests", type=int, default=2000, help="http: requests in total")
     bench.add_argument(
@@ -59,8 +66,15 @@ def add_chaos_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     chaos.add_argument("--scenario", action="append", default=[], dest="scenarios",
                        help="run only this scenario (repeatable); see --list")  # fmt: skip
     chaos.add_argument("--trials", type=int, help="trials per scenario (default: its own)")
-    chaos.add_argument("--seed", type=int, default=0)
-    chaos.add_argument("--out", type=Path, default=Path("bench-results/chaos.json"))
+    chaos.add_argument(
+        "--seed", type=int, default=0, help="seed of the fault schedule (default: %(default)s)"
+    )
+    chaos.add_argument(
+        "--out",
+        type=Path,
+        default=Path("bench-results/chaos.json"),
+        help="results file (default: %(default)s)",
+    )
     chaos.add_argument("--data", type=Path, help="shared data folder (default ../shared/data)")
     chaos.add_argument(
         "--neo4j",

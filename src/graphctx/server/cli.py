@@ -7,22 +7,31 @@ Wire into the main parser with :func:`add_server_commands` and dispatch with
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 from graphctx.embed.spec_option import add_embedder_argument
-from graphctx.errors import CallerError, GraphctxError
+from graphctx.errors import CallerError, ConfigurationError, GraphctxError
 
-__all__ = ["add_server_commands", "hash_new_key", "main", "run_server_command"]
+__all__ = ["NO_API_KEYS", "add_server_commands", "hash_new_key", "main", "run_server_command"]
+
+NO_API_KEYS: Final = "no_api_keys"
 
 SERVER_COMMANDS = frozenset({"serve", "keys"})
 
 
-def add_server_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_server_commands(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], *, store_option: bool = False
+) -> None:
+    """``serve`` and ``keys``; ``store_option`` adds ``serve --store`` (the standalone parser:
+    ``graphctx``'s own parser gives every command its global ``--store``)."""
     serve = subparsers.add_parser("serve", help="run the HTTP service (REST + MCP) or stdio MCP")
     serve.add_argument("--config", type=Path, help="service config (YAML or JSON)")
-    serve.add_argument("--store", dest="serve_store", help="store file (overrides the config)")
+    if store_option:
+        serve.add_argument("--store", help="store location (overrides the config)")
     serve.add_argument("--host", help="bind address (default from config: 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default from config: 8080)")
     add_embedder_argument(serve, default=None)  # overrides the config's ``embedder``
@@ -31,15 +40,28 @@ def add_server_commands(subparsers: argparse._SubParsersAction[argparse.Argument
         action="store_true",
         help="serve MCP on stdin/stdout as the key in GRAPHCTX_MCP_STDIO_KEY",
     )
+    serve.add_argument(
+        "--allow-no-keys",
+        action="store_true",
+        help="start although the config has no API keys (gateway mode): a trusted gateway in"
+        " front then decides identity through its headers (principal and per-project scopes,"
+        " honoured only with the config's gateway.enabled and its secret); without a gateway"
+        " every request is refused with 401",
+    )
 
     keys = subparsers.add_parser("keys", help="API key helpers")
-    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True, metavar="COMMAND")
     hash_cmd = keys_sub.add_parser("hash", help="make a new API key and its config entry")
     hash_cmd.add_argument("--id", required=True, dest="key_id", help="key id, e.g. support-bot")
     hash_cmd.add_argument(
         "--stdin",
         action="store_true",
         help="hash the key read from stdin (gck_<id>_<secret>) instead of generating one",
+    )
+    hash_cmd.add_argument(
+        "--json",
+        action="store_true",
+        help="print the config entry as JSON (for a JSON service config) instead of YAML",
     )
 
 
@@ -76,6 +98,10 @@ def _keys(args: argparse.Namespace) -> int:
         return 2
     if given is None:
         print(f"# the key (shown once; hand it to the client): {key}", file=sys.stderr)
+    if args.json:
+        entry = {"id": args.key_id, "hash": hashed, "principal": args.key_id, "projects": {}}
+        print(json.dumps(entry, indent=2))
+        return 0
     print(
         f'- id: {args.key_id}\n  hash: "{hashed}"\n  principal: {args.key_id}\n'
         f"  projects: {{}}  # e.g. {{my-project: {{scopes: [eng], can_write: false}}}}"
@@ -88,40 +114,39 @@ def _serve(args: argparse.Namespace) -> int:
 
     require_extra("server")
     import anyio
-    import uvicorn
 
     from graphctx.adapters import build_provider
     from graphctx.server.app import create_app
     from graphctx.server.config import load_settings
+    from graphctx.server.listen import bind_listener, run_uvicorn
     from graphctx.server.logs import configure_logging
     from graphctx.server.mcp.transport import serve_stdio
 
     settings = load_settings(args.config)
+    if not settings.keys and not args.allow_no_keys:
+        raise ConfigurationError(
+            "the service config has no API keys, so every request would be refused: add one"
+            " (`graphctx keys hash --id NAME`), or pass --allow-no-keys for gateway mode",
+            code=NO_API_KEYS,
+        )
     configure_logging(settings.log_level)
-    store = args.serve_store or _explicit_store(args) or settings.store
-    provider = build_provider(store, args.embedder or settings.embedder)
+    store = getattr(args, "store", None) or settings.store
     if args.mcp_stdio:
+        provider = build_provider(store, args.embedder or settings.embedder)
         anyio.run(serve_stdio, settings, provider)
         return 0
-    app = create_app(settings, provider)
-    uvicorn.run(
-        app,
-        host=args.host or settings.host,
-        port=settings.port if args.port is None else args.port,
-        log_config=None,
-        access_log=False,
-        proxy_headers=False,
-    )
+    # Bound before anything is built: a port in use is a one-line error, not a log line.
+    listener = bind_listener(args.host or settings.host, _port(args, settings.port))
+    provider = build_provider(store, args.embedder or settings.embedder)
+    run_uvicorn(create_app(settings, provider), listener)
     return 0
 
 
-def _explicit_store(args: argparse.Namespace) -> str | None:
-    """The main parser's global ``--store`` only when it is not the built-in default."""
-    store = getattr(args, "store", None)
-    return store if isinstance(store, str) and store != "graphctx.sqlite" else None
+def _port(args: argparse.Namespace, configured: int) -> int:
+    return configured if args.port is None else int(args.port)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="graphctx")
-    add_server_commands(parser.add_subparsers(dest="command", required=True))
+    add_server_commands(parser.add_subparsers(dest="command", required=True), store_option=True)
     return run_server_command(parser.parse_args(argv))

@@ -15,6 +15,9 @@ __all__ = ["JsonFormatter", "configure_logging", "current_trace_id", "log_event"
 current_trace_id: ContextVar[str | None] = ContextVar("graphctx_trace_id", default=None)
 
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message"}
+# Extra fields a library sets for its own terminal formatter, never copied into a JSON line:
+# uvicorn's ``color_message`` is the message again with ANSI colour codes.
+_TERMINAL_ONLY = frozenset({"color_message"})
 
 
 def new_trace_id() -> str:
@@ -33,7 +36,7 @@ class JsonFormatter(logging.Formatter):
         if trace_id is not None:
             entry["trace_id"] = trace_id
         for key, value in vars(record).items():
-            if key not in _STANDARD and key not in entry:
+            if key not in _STANDARD and key not in _TERMINAL_ONLY and key not in entry:
                 entry[key] = value
         if record.exc_info and record.exc_info[0] is not None:
             entry["exception"] = self.formatException(record.exc_info)  # logs only, never a body
