@@ -473,6 +473,7 @@ def with_document_defaults(
 
 def _result(item: EvidenceItem) -> SearchResult:
     return SearchResult(
+        rank=item.rank,
         content=item.content,
         source=item.source_uri,
         score=item.retrieval_scores.fused,
