@@ -61,6 +61,19 @@ _OUT = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 _IN = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
+class DocumentError(BaseModel):
+    """Why one document or file was not ingested."""
+
+    model_config = _OUT
+
+    origin: str
+    """Where it was in the request: ``documents[i]``, ``files[i]`` or the file name."""
+    code: str
+    """The stable error code (e.g. ``unsupported_format``, ``empty_document``)."""
+    message: str
+    """What went wrong, for a person."""
+
+
 class Problem(BaseModel):
     """RFC 9457 problem details, with graphctx's stable ``code``."""
 
@@ -86,6 +99,8 @@ class Problem(BaseModel):
     """The request field at fault, dotted (e.g. ``allowed_scopes.0``); absent when none."""
     retry_after_s: int | None = None
     """Seconds to wait before retrying (also in ``Retry-After``); absent when not rate limited."""
+    errors: list[DocumentError] | None = None
+    """For ``nothing_ingested``: why each document or file was refused; absent otherwise."""
 
 
 class SearchRequest(BaseModel):
@@ -361,19 +376,6 @@ class DocumentOutcome(BaseModel):
     """The stored version's id."""
     chunks: int
     """How many chunks were written."""
-
-
-class DocumentError(BaseModel):
-    """Why one document or file was not ingested."""
-
-    model_config = _OUT
-
-    origin: str
-    """Where it was in the request: ``documents[i]``, ``files[i]`` or the file name."""
-    code: str
-    """The stable error code (e.g. ``unsupported_format``, ``empty_document``)."""
-    message: str
-    """What went wrong, for a person."""
 
 
 class IngestResult(BaseModel):
