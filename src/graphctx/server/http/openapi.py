@@ -96,21 +96,14 @@ def documented(
     media_type: str = _JSON,
 ) -> dict[str, Any]:
     """The decorator arguments that document one operation (see the module docstring)."""
-    request_example, response_example = EXAMPLES[operation_id]
-    success: dict[str, Any] = {
-        "description": ok,
-        "headers": {"X-Trace-Id": TRACE_HEADER},
-        "content": {media_type: {"example": _json(response_example)}},
-    }
+    success: dict[str, Any] = {"description": ok, "headers": {"X-Trace-Id": TRACE_HEADER}}
     if media_type != _JSON:
-        success["content"][media_type]["schema"] = {"type": "string"}
+        success["content"] = {media_type: {"schema": {"type": "string"}}}
     extra: dict[str, Any] = {"parameters": [TRACE_PARAMETER]}
     if secured:
         extra["security"] = OPENAPI_SECURITY
     if body is not None:
         content: dict[str, Any] = {_JSON: {"schema": _ref(body)}}
-        if request_example is not None:
-            content[_JSON]["example"] = _json(request_example)
         if multipart:
             content["multipart/form-data"] = {"schema": UPLOAD_FORM}
         extra["requestBody"] = {"required": True, "content": content}
@@ -122,8 +115,20 @@ def documented(
     }
 
 
-def _json(example: BaseModel | dict[str, str] | str | None) -> Any:
+def _json(example: BaseModel | dict[str, str] | str) -> Any:
     return example_of(example) if isinstance(example, BaseModel) else example
+
+
+def _add_examples(schema: dict[str, Any]) -> None:
+    """Each operation's example request and response, set after the document is encoded (which
+    drops null values: an example keeps the nulls the service sends)."""
+    for item in schema["paths"].values():
+        for operation in item.values():
+            request_example, response_example = EXAMPLES[operation["operationId"]]
+            for media in operation["responses"]["200"]["content"].values():
+                media["example"] = _json(response_example)
+            if request_example is not None:
+                operation["requestBody"]["content"][_JSON]["example"] = _json(request_example)
 
 
 def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -182,6 +187,7 @@ def install_openapi(app: FastAPI) -> None:
             routes=app.routes,
             tags=TAGS,
         )
+        _add_examples(schema)
         components = schema.setdefault("components", {})
         schemas = components.setdefault("schemas", {})
         _, defs = models_json_schema(
