@@ -81,7 +81,7 @@ def client_for(package: ModuleType, harness: Harness, key: str) -> Any:
 
 
 def test_the_generated_client_has_one_function_per_operation(generated: ModuleType) -> None:
-    root = Path(generated.__file__).parent / "api"
+    root = Path(str(generated.__file__)).parent / "api"
     modules = {p.stem for p in root.glob("*/*.py") if p.stem != "__init__"}
     camel = {"".join(w.capitalize() for w in m.split("_")) for m in modules}
     assert {name[0].upper() + name[1:] for name in OPERATIONS} == camel
