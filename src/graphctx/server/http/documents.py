@@ -23,6 +23,7 @@ __all__ = ["router"]
 router = APIRouter()
 MAX_FORM_FIELDS = 64
 MAX_FORM_PART_BYTES = 64 * 1024
+INGEST_ERRORS = (400, 401, 403, 404, 413, 415, 422, 429, 503)
 
 
 @router.post(
@@ -31,15 +32,7 @@ MAX_FORM_PART_BYTES = 64 * 1024
     **documented(
         "ingestDocuments",
         "documents",
-        400,
-        401,
-        403,
-        404,
-        413,
-        415,
-        422,
-        429,
-        503,
+        *INGEST_ERRORS,
         body=IngestRequest,
         multipart=True,
         ok="At least one document was ingested; the report lists every outcome and the "
