@@ -201,6 +201,7 @@ def test_a_long_run_of_invisible_characters_after_brackets_is_read_in_linear_tim
 def test_the_source_map_of_a_bundle_resolves_exactly_its_items() -> None:
     item = EvidenceItem(
         citation_id="S1",
+        rank=1,
         content="Restart the gateway.",
         source_uri="file:///runbook.md",
         document_id="runbook",

@@ -50,6 +50,7 @@ def chunk(
 def item_at(start: int, end: int, *, version: str = "1", text: str = TEXT) -> EvidenceItem:
     return EvidenceItem(
         citation_id="S1",
+        rank=1,
         content=text[start:end],
         source_uri="file:///doc.md",
         document_id="doc",

@@ -161,7 +161,7 @@ def assemble_response(
     ]
     return ContextResponse(
         answerable=True,
-        items=[_item(block) for block in ending.blocks],
+        items=[_item(rank, block) for rank, block in enumerate(ending.blocks, start=1)],
         limits=_limits(request, deadline, ending.used_tokens),
         denied=list(trail.denied),
         trace_id=request.trace_id,
@@ -204,11 +204,12 @@ def _limits(request: ContextRequest, deadline: Deadline, used_tokens: int) -> Li
     )
 
 
-def _item(block: PackedBlock[RankedEvidence]) -> EvidenceItem:
+def _item(rank: int, block: PackedBlock[RankedEvidence]) -> EvidenceItem:
     ranked = block.evidence
     view, candidate = ranked.view, ranked.candidate
     return EvidenceItem(
         citation_id=block.citation_id,
+        rank=rank,
         content=block.content,
         source_uri=view.source_uri,
         document_id=view.document_id,

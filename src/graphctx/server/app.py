@@ -19,6 +19,7 @@ from graphctx.server.factory import compose_service, warm_up
 from graphctx.server.http import documents, routes
 from graphctx.server.http.cors import install_cors
 from graphctx.server.http.deps import AppServices
+from graphctx.server.http.docs import install_docs
 from graphctx.server.http.errors import install_error_handlers
 from graphctx.server.http.limits import BodyLimitMiddleware
 from graphctx.server.http.middleware import AuthMiddleware, TraceMiddleware
@@ -60,7 +61,7 @@ def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
         "freshness and hard budgets. Every /v1 route needs an API key "
         "(`Authorization: Bearer` or `X-API-Key`).",
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # install_docs: served offline, from the package's own assets
         redoc_url=None,
     )
     app.state.graphctx = AppServices(service=service, metrics=metrics, settings=settings)
@@ -71,6 +72,7 @@ def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
         app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, include_in_schema=False))
     install_error_handlers(app, metrics)
     install_openapi(app)
+    install_docs(app)
     # Added last = outermost: trace/access log, then CORS (answers preflights before any key is
     # asked for), then authentication, then body limits.
     app.add_middleware(

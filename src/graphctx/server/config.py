@@ -32,7 +32,6 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from graphctx.contract.request import (
-    MAX_QUERY_CHARS,
     MAX_TIMEOUT_MS,
     MAX_TOKENS_LIMIT,
     NAME_PATTERN,
@@ -111,7 +110,6 @@ class LimitsConfig(BaseModel):
     max_body_bytes: Annotated[int, Field(gt=0)] = 1024 * 1024
     max_upload_bytes: Annotated[int, Field(gt=0)] = 10 * 1024 * 1024
     max_documents: Annotated[int, Field(gt=0)] = 200
-    max_query_chars: Annotated[int, Field(gt=0, le=MAX_QUERY_CHARS)] = 2_000
     max_results: Annotated[int, Field(gt=0, le=500)] = 50
     default_results: Annotated[int, Field(gt=0)] = 5
     max_tokens: Annotated[int, Field(gt=0, le=MAX_TOKENS_LIMIT)] = 8_000

@@ -8,6 +8,8 @@
     ├── PayloadTooLargeError       the body is over the configured limit (413)
     ├── LimitExceededError         a field is over a configured cap (422)
     ├── MalformedBodyError         the body is not JSON, or not the declared media type (400)
+    ├── NothingIngestedError       every document of an ingest request was refused (422,
+    │                              each one's reason in ``errors``)
     ├── MethodNotAllowedError      the route exists, the method does not (405)
     └── UnsupportedMediaTypeError  the body's Content-Type is not one the route reads (415)
 
@@ -20,13 +22,17 @@ caller may not write, or a ``principal_id`` it may not act for, is an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from graphctx.errors import CallerError, NotFoundError
+from graphctx.server.models import DocumentError
 
 __all__ = [
     "AuthenticationError",
     "LimitExceededError",
     "MalformedBodyError",
     "MethodNotAllowedError",
+    "NothingIngestedError",
     "PayloadTooLargeError",
     "RateLimitedError",
     "UnsupportedMediaTypeError",
@@ -61,6 +67,20 @@ class LimitExceededError(CallerError):
 
 class MalformedBodyError(CallerError):
     code = "malformed_body"
+
+
+class NothingIngestedError(CallerError):
+    """An ingest request none of whose documents or files could be ingested: nothing was
+    written. (When some were, the answer is the ingest report, listing the others' errors.)"""
+
+    code = "nothing_ingested"
+
+    def __init__(self, errors: Sequence[DocumentError]) -> None:
+        super().__init__(
+            f"none of the {len(errors)} document(s) could be ingested; each one's reason is "
+            "in errors"
+        )
+        self.errors = list(errors)
 
 
 class MethodNotAllowedError(CallerError):

@@ -184,7 +184,6 @@ class GraphctxService:
             request.allowed_scopes,
             request.max_tokens,
             request.timeout_ms,
-            query=request.query,
         )
         return request.model_copy(update={"allowed_scopes": scopes})
 
@@ -196,8 +195,6 @@ class GraphctxService:
         allowed_scopes: Sequence[str],
         max_tokens: int,
         timeout_ms: int,
-        *,
-        query: str = "",
     ) -> list[str]:
         """The scopes a read may use: the identity's grant ∩ ``allowed_scopes``, or the reason
         it may not be served at all."""
@@ -206,7 +203,6 @@ class GraphctxService:
             raise AccessDeniedError(
                 "principal_id must be the authenticated principal", code="principal_mismatch"
             )
-        self._check_query(query)
         self._check_budget(max_tokens, timeout_ms)
         self._check_store_open()
         scopes = sorted(grant.scopes.intersection(allowed_scopes))
@@ -316,7 +312,7 @@ class GraphctxService:
         return SearchResponse(
             query=form.query,
             limit=limit,
-            results=[_result(item) for item in response.items[:limit]],
+            results=[search_result(item) for item in response.items[:limit]],
             answerable=response.answerable,
             reason=response.reason,
             denied=response.denied,
@@ -431,13 +427,6 @@ class GraphctxService:
             return DocumentError(origin=source.origin, code=conflict.code, message=conflict.message)
         return document_id, Expectation(latest)
 
-    def _check_query(self, query: str) -> None:
-        if len(query) > self.limits.max_query_chars:
-            raise LimitExceededError(
-                f"query is over this service's cap of {self.limits.max_query_chars} characters",
-                field="query",
-            )
-
     def _check_budget(self, max_tokens: int, timeout_ms: int) -> None:
         caps = self.limits
         if max_tokens > caps.max_tokens:
@@ -471,8 +460,10 @@ def with_document_defaults(
     )
 
 
-def _result(item: EvidenceItem) -> SearchResult:
+def search_result(item: EvidenceItem) -> SearchResult:
+    """An item of a bundle in the search form's shape."""
     return SearchResult(
+        rank=item.rank,
         content=item.content,
         source=item.source_uri,
         score=item.retrieval_scores.fused,

@@ -72,6 +72,7 @@ def bundle_of(pack: PackResult[Evidence]) -> ContextResponse:
     items = [
         EvidenceItem(
             citation_id=block.citation_id,
+            rank=int(block.citation_id.removeprefix("S")),
             content=block.content,
             source_uri=block.evidence.source_uri,
             document_id=block.evidence.document_id,

@@ -22,6 +22,7 @@ from graphctx.contract import (
 def item(pages: PageRange | None = None) -> EvidenceItem:
     return EvidenceItem(
         citation_id="S1",
+        rank=1,
         content="text",
         source_uri="file:///a.pdf",
         document_id="a.pdf",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
+from fastapi import Path
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
@@ -23,6 +24,8 @@ from graphctx.server.service import GraphctxService
 
 __all__ = [
     "AppServices",
+    "DocumentIdPath",
+    "ProjectId",
     "identity_of",
     "media_type",
     "parse_body",
@@ -33,6 +36,10 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
+ProjectId = Annotated[str, Path(description="The project (namespace) id, e.g. `alpha`.")]
+DocumentIdPath = Annotated[
+    str, Path(description="The document's id; it may contain `/` (a relative path).")
+]
 
 
 @dataclass(frozen=True)

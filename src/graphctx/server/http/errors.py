@@ -36,6 +36,7 @@ from graphctx.server.errors import (
     LimitExceededError,
     MalformedBodyError,
     MethodNotAllowedError,
+    NothingIngestedError,
     PayloadTooLargeError,
     RateLimitedError,
     UnsupportedMediaTypeError,
@@ -66,6 +67,7 @@ _STATUS: tuple[tuple[type[GraphctxError], int], ...] = (
     (MethodNotAllowedError, 405),
     (UnsupportedMediaTypeError, 415),
     (LimitExceededError, 422),
+    (NothingIngestedError, 422),
     (InvalidRequestError, 422),
     (DocumentConflictError, 409),
     (InvalidDocumentError, 422),
@@ -99,6 +101,8 @@ def problem_for(exc: BaseException) -> Problem:
         problem.field = field
     if isinstance(exc, RateLimitedError):
         problem.retry_after_s = exc.retry_after_s
+    if isinstance(exc, NothingIngestedError):
+        problem.errors = exc.errors
     return problem
 
 

@@ -1,8 +1,9 @@
 """Request middleware: trace id and access log (outermost), then authentication.
 
 Authentication runs before any route code and before the body is read, for every path but the
-probes, the metrics, the API docs and ``/.well-known/*`` (none is served: OAuth-probing MCP
-clients get a plain 404, not a 401 that makes them look for an authorization server); any other
+probes, the metrics, the API docs (and their assets) and ``/.well-known/*`` (none is served:
+OAuth-probing MCP clients get a plain 404, not a 401 that makes them look for an authorization
+server); any other
 unknown path needs credentials too, so routes cannot be enumerated anonymously. A CORS
 preflight never reaches it: the CORS layer outside answers it
 (:func:`graphctx.server.http.cors.install_cors`). The one exception is the evidence explorer
@@ -27,6 +28,7 @@ from graphctx.errors import GraphctxError
 from graphctx.server.auth import Authenticator, Credentials, Identity
 from graphctx.server.config import GatewayConfig
 from graphctx.server.errors import RateLimitedError
+from graphctx.server.http.docs import DOCS_ASSETS_PREFIX, DOCS_PATH
 from graphctx.server.http.errors import problem_response
 from graphctx.server.logs import current_trace_id, log_event, new_trace_id
 from graphctx.server.metrics import Metrics
@@ -35,7 +37,7 @@ from graphctx.server.ratelimit import TokenBucketLimiter
 
 __all__ = ["PUBLIC_PATHS", "AuthMiddleware", "TraceMiddleware"]
 
-PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"})
+PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", DOCS_PATH})
 WELL_KNOWN_PREFIX = "/.well-known/"
 TRACE_HEADER = "x-trace-id"
 _TRACE_ID = re.compile(TRACE_ID_PATTERN)
@@ -130,7 +132,7 @@ class AuthMiddleware:
 
 
 def _is_public(path: str) -> bool:
-    return path in PUBLIC_PATHS or path.startswith(WELL_KNOWN_PREFIX)
+    return path in PUBLIC_PATHS or path.startswith((WELL_KNOWN_PREFIX, DOCS_ASSETS_PREFIX))
 
 
 def _route_template(scope: Scope) -> str:

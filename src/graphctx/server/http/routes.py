@@ -9,6 +9,7 @@ from starlette.responses import JSONResponse, Response
 from graphctx.contract import ContextRequest, ContextResponse
 from graphctx.errors import GraphctxError, StoreUnavailableError
 from graphctx.server.http.deps import (
+    ProjectId,
     identity_of,
     parse_body,
     read_json,
@@ -17,13 +18,13 @@ from graphctx.server.http.deps import (
     trace_id_of,
 )
 from graphctx.server.http.errors import problem_response
-from graphctx.server.http.openapi import json_body, problems
+from graphctx.server.http.openapi import documented
 from graphctx.server.models import RenderedContext, SearchRequest, SearchResponse
 
 __all__ = ["router"]
 
 router = APIRouter()
-READ_PROBLEMS = problems(400, 401, 403, 404, 413, 415, 422, 429, 503)
+READ_ERRORS = (400, 401, 403, 404, 413, 415, 422, 429, 503)
 
 
 def json_response(model: ContextResponse | RenderedContext | SearchResponse) -> Response:
@@ -42,8 +43,13 @@ async def context_request_of(request: Request) -> ContextRequest:
 @router.post(
     "/v1/context",
     response_model=ContextResponse,
-    responses=READ_PROBLEMS,
-    openapi_extra=json_body(ContextRequest),
+    **documented(
+        "retrieveContext",
+        "context",
+        *READ_ERRORS,
+        body=ContextRequest,
+        ok="The evidence bundle (answerable or not, with its reason)",
+    ),
     summary="Retrieve an evidence bundle (the full ContextRequest contract)",
     description="The project is the request's `namespace`. `principal_id` must be the "
     "authenticated principal unless the key may impersonate; `allowed_scopes` only narrows "
@@ -59,8 +65,13 @@ async def post_context(request: Request) -> Response:
 @router.post(
     "/v1/context/messages",
     response_model=RenderedContext,
-    responses=READ_PROBLEMS,
-    openapi_extra=json_body(ContextRequest),
+    **documented(
+        "renderContextMessages",
+        "context",
+        *READ_ERRORS,
+        body=ContextRequest,
+        ok="The bundle and the chat messages rendered from it",
+    ),
     summary="Retrieve an evidence bundle and the chat messages rendered from it",
     description="Same body, authorisation, limits and problems as `POST /v1/context`. "
     "`messages` holds the fixed system instruction, then a user message with the question "
@@ -77,11 +88,12 @@ async def post_context_messages(request: Request) -> Response:
 @router.post(
     "/v1/projects/{project_id}/search",
     response_model=SearchResponse,
-    responses=READ_PROBLEMS,
-    openapi_extra=json_body(SearchRequest),
+    **documented(
+        "searchProject", "search", *READ_ERRORS, body=SearchRequest, ok="The results, best first"
+    ),
     summary="Search a project (query, limit -> results with content, source, score)",
 )
-async def post_search(project_id: str, request: Request) -> Response:
+async def post_search(project_id: ProjectId, request: Request) -> Response:
     identity = identity_of(request)
     form = parse_body(SearchRequest, await read_json(request))
     if form.trace_id is not None:
@@ -92,7 +104,11 @@ async def post_search(project_id: str, request: Request) -> Response:
     return json_response(result)
 
 
-@router.get("/healthz", summary="Liveness: the process serves requests")
+@router.get(
+    "/healthz",
+    summary="Liveness: the process serves requests",
+    **documented("getHealth", "service", secured=False, ok="The process serves requests"),
+)
 async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
@@ -104,7 +120,7 @@ async def healthz() -> dict[str, str]:
     "otherwise the store's problem: 503 with `retryable` true while it is locked or still "
     "being opened (the service keeps trying by itself), 500 when an operator must act "
     "(a damaged or foreign file).",
-    responses=problems(500, 503),
+    **documented("getReadiness", "service", 500, 503, secured=False, ok="The store answers"),
 )
 async def readyz(request: Request) -> Response:
     services = services_of(request)
@@ -122,7 +138,13 @@ async def readyz(request: Request) -> Response:
     "/metrics",
     summary="Prometheus metrics",
     response_class=Response,
-    responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
+    **documented(
+        "getMetrics",
+        "service",
+        secured=False,
+        ok="The metrics in the Prometheus text format",
+        media_type=CONTENT_TYPE_LATEST,
+    ),
 )
 async def metrics(request: Request) -> Response:
     return Response(services_of(request).metrics.render(), media_type=CONTENT_TYPE_LATEST)

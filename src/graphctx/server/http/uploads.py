@@ -75,7 +75,11 @@ def _json_source(origin: str, document: DocumentIn) -> SourceDocument:
 async def batch_from_form(form: FormData, max_file_bytes: int) -> Batch:
     unknown = sorted(set(form.keys()) - FORM_FIELDS)
     if unknown:
-        raise InvalidRequestError(f"unknown form field {unknown[0]!r}", field=unknown[0])
+        raise InvalidRequestError(
+            f"unknown form field {unknown[0]!r}: send each file in a field named 'files' "
+            "(the other fields are 'scopes' and 'source_version')",
+            field=unknown[0],
+        )
     scopes = _form_scopes(form)
     version = form.get("source_version")
     if version is not None and (not isinstance(version, str) or not version.strip()):
@@ -84,7 +88,9 @@ async def batch_from_form(form: FormData, max_file_bytes: int) -> Batch:
         )
     uploads = form.getlist("files")
     if not uploads or not all(isinstance(u, UploadFile) for u in uploads):
-        raise InvalidRequestError("upload one or more files in the 'files' field", field="files")
+        raise InvalidRequestError(
+            "upload one or more files, each in a field named 'files'", field="files"
+        )
     with tempfile.TemporaryDirectory(prefix="graphctx-upload-") as tmp:
         root = Path(tmp)
         names, rejected = await _save_uploads(

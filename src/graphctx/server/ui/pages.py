@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from graphctx.contract import RetrievalMode
+from graphctx.contract import MAX_QUERY_CHARS, RetrievalMode
 from graphctx.server.auth import Identity
 from graphctx.server.config import LimitsConfig
 from graphctx.server.ui.html import Html, esc, join, page, tag, void
@@ -165,7 +165,7 @@ def _form(
                 id="query",
                 value=state.query,
                 required=True,
-                maxlength=limits.max_query_chars,
+                maxlength=MAX_QUERY_CHARS,
                 autofocus=not state.query,
             ),
             "query",

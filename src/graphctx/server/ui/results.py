@@ -180,7 +180,9 @@ def _scores(item: EvidenceItem) -> Html:
     values = tag("tr", join(tag("td", "—" if v is None else f"{v:.4f}") for _, v in cells))
     return tag(
         "table",
-        tag("caption", "Retrieval scores") + tag("thead", head) + tag("tbody", values),
+        tag("caption", f"Retrieval scores (not the order: this item's rank is {item.rank})")
+        + tag("thead", head)
+        + tag("tbody", values),
         class_="scores",
     )
 
