@@ -153,12 +153,11 @@ def free_port() -> int:
 
 
 def test_a_service_that_does_not_answer_is_unreachable_not_an_httpx_error() -> None:
-    with (
-        GraphctxClient(f"http://127.0.0.1:{free_port()}", namespace="alpha") as client,
-        pytest.raises(ServiceUnreachableError) as raised,
-    ):
-        client.list_documents()
-    assert not client.healthy()
+    with GraphctxClient(f"http://127.0.0.1:{free_port()}", namespace="alpha") as client:
+        with pytest.raises(ServiceUnreachableError) as raised:
+            client.list_documents()
+        healthy = client.healthy()
+    assert not healthy
     assert raised.value.retryable
     assert isinstance(raised.value.__cause__, httpx.ConnectError)
 

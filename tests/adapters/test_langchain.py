@@ -13,6 +13,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from conftest import QUESTION, Sources
+from graphctx.context.compact import compact_bundle_text
 from graphctx.contract import ContextResponse
 from graphctx.errors import AccessDeniedError, InvalidRequestError
 from graphctx.integrations.langchain import GraphctxRetriever
@@ -114,7 +115,7 @@ def test_the_tool_takes_only_a_query_and_answers_sources_with_the_bundle(
     assert isinstance(message.artifact, ContextResponse)
     assert message.status == "success"
     assert isinstance(message.content, str)
-    assert message.content.startswith("[S1] ")
+    assert message.content == compact_bundle_text(message.artifact)
     assert '<source id="S1"' in message.content
     assert ALPHA_SECRET_MARKER not in message.content
 

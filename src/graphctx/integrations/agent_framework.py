@@ -42,6 +42,7 @@ from agent_framework.exceptions import (  # noqa: E402
     IntegrationInvalidRequestException,
 )
 
+from graphctx.context.compact import compact_bundle_text  # noqa: E402
 from graphctx.contract import (  # noqa: E402
     DEFAULT_MAX_TOKENS,
     DEFAULT_TIMEOUT_MS,
@@ -54,7 +55,6 @@ from graphctx.integrations.evidence import (  # noqa: E402
     Asking,
     EvidenceSource,
     aretrieve,
-    render_sources,
     request_for,
 )
 
@@ -125,7 +125,7 @@ class GraphctxContextProvider(ContextProvider):
         state["citations"] = citations_of(response)
         if self.instructions:
             context.extend_instructions(self.source_id, self.instructions)
-        context.extend_messages(self, [Message("user", [render_sources(response)])])
+        context.extend_messages(self, [Message("user", [compact_bundle_text(response)])])
 
 
 def latest_user_text(messages: Sequence[Message]) -> str | None:

@@ -3,7 +3,8 @@
 An adapter holds a :class:`Asking` (principal, scopes, project, mode, budget, deadline) and
 an :class:`EvidenceSource`; for each question it builds one :class:`ContextRequest` from them
 (:func:`request_for`) and turns the bundle's items into its framework's documents with
-:func:`item_metadata` and :func:`render_sources`.
+:func:`item_metadata`; a model reads the bundle as
+:func:`graphctx.context.compact.compact_bundle_text`, the text MCP's ``retrieve_context`` sends.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-from graphctx.context.rendering import neutralise_delimiters, render_block
 from graphctx.contract import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_TIMEOUT_MS,
@@ -32,7 +32,6 @@ __all__ = [
     "MetadataValue",
     "aretrieve",
     "item_metadata",
-    "render_sources",
     "request_for",
 ]
 
@@ -144,16 +143,3 @@ def item_metadata(item: EvidenceItem, rank: int) -> dict[str, MetadataValue]:
         "score_fulltext": scores.fulltext,
         "score_graph": scores.graph,
     }
-
-
-def render_sources(response: ContextResponse) -> str:
-    """The bundle as text for a model: one ``<source id="Sn">`` block per item, its source
-    named on the opening line, document text neutralised like every graphctx prompt."""
-    if not response.items:
-        return f"No evidence ({response.reason.value if response.reason else 'none'})."
-    return "".join(
-        f"[{item.citation_id}] {neutralise_delimiters(item.source_uri)}"
-        f" (version {neutralise_delimiters(item.document_version)})\n"
-        + render_block(item.citation_id, item.content, item.freshness)
-        for item in response.items
-    )

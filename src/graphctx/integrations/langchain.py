@@ -34,6 +34,7 @@ from langchain_core.retrievers import BaseRetriever  # noqa: E402
 from langchain_core.tools import StructuredTool, ToolException  # noqa: E402
 from pydantic import BaseModel, Field, PrivateAttr  # noqa: E402
 
+from graphctx.context.compact import compact_bundle_text  # noqa: E402
 from graphctx.contract import (  # noqa: E402
     DEFAULT_MAX_TOKENS,
     DEFAULT_TIMEOUT_MS,
@@ -47,7 +48,6 @@ from graphctx.integrations.evidence import (  # noqa: E402
     EvidenceSource,
     aretrieve,
     item_metadata,
-    render_sources,
     request_for,
 )
 
@@ -135,14 +135,14 @@ class GraphctxRetriever(BaseRetriever):
                 response = self.bundle(query)
             except GraphctxError as exc:
                 raise ToolException(str(exc)) from None
-            return render_sources(response), response
+            return compact_bundle_text(response), response
 
         async def asearch(query: str) -> tuple[str, ContextResponse]:
             try:
                 response = await self.abundle(query)
             except GraphctxError as exc:
                 raise ToolException(str(exc)) from None
-            return render_sources(response), response
+            return compact_bundle_text(response), response
 
         return StructuredTool.from_function(
             func=search,
