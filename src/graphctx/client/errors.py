@@ -71,6 +71,8 @@ _BY_CODE: Final[dict[str, Build]] = {
     "store_corrupt": lambda p: StoreCorruptError(p.detail),
     "embedding_failed": lambda p: EmbeddingError(p.detail, retryable=p.retryable),
     "embedder_mismatch": lambda p: ConfigurationError(p.detail, code=EmbedderMismatchError.code),
+    "configuration_error": lambda p: ConfigurationError(p.detail),
+    "missing_extra": lambda p: ConfigurationError(p.detail, code=p.code),
     "payload_too_large": lambda p: PayloadTooLargeError(p.detail),
     "malformed_body": lambda p: MalformedBodyError(p.detail),
     "method_not_allowed": lambda p: MethodNotAllowedError(p.detail),
