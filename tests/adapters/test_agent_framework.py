@@ -5,6 +5,7 @@ OpenAI-compatible server), against a real ``graphctx serve`` and in-process."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -81,6 +82,8 @@ def test_an_agent_run_sends_the_model_the_bundle_and_keeps_its_citations(
     citations = session.state[provider.source_id]["citations"]
     assert {c["document_id"] for c in citations.values()} == {"alpha-runbook", "alpha-payroll"}
     assert sorted(citations) == [item.citation_id for item in bundle.items]
+    restored = AgentSession.from_dict(json.loads(json.dumps(session.to_dict())))
+    assert restored.state[provider.source_id]["citations"] == citations  # persistable as JSON
 
 
 def test_the_model_never_sees_what_the_principal_may_not(
