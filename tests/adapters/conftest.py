@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from adapter_world import GRANTS, Sources
 
 from graphctx.client import GraphctxClient
 from graphctx.context import default_token_counter
 from graphctx.embed import UniversalSentenceEncoderEmbedder
-from graphctx.integrations.evidence import EvidenceSource
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import StaticGrants
 from graphctx.server.app import create_app
@@ -26,22 +25,6 @@ from graphctx.server.keys import generate_key
 from graphctx.store.sqlite.store import SqliteGraphStore
 from graphctx.testing.serve import serve_in_thread
 from graphctx.testing.service import Harness, service_settings, unopened_provider, write_corpus
-
-QUESTION = "How do I roll back a deploy?"
-GRANTS = {"rita": frozenset({"public"}), "ada": frozenset({"public", "secret"})}
-
-
-@dataclass(frozen=True)
-class Sources:
-    """How one principal reaches graphctx: ``source(principal)`` answers as that principal."""
-
-    kind: str  # "served" or "in_process"
-    harness: Harness
-    provider: ContextProvider
-    clients: dict[str, GraphctxClient]
-
-    def source(self, principal: str) -> EvidenceSource:
-        return self.clients[principal] if self.kind == "served" else self.provider
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from adapter_world import QUESTION, Sources
 from agent_framework import Agent, AgentResponse, AgentSession
 from agent_framework.exceptions import (
     IntegrationException,
@@ -17,7 +18,6 @@ from agent_framework.exceptions import (
 )
 from agent_framework.openai import OpenAIChatCompletionClient
 
-from conftest import QUESTION, Sources
 from graphctx.client import GraphctxClient
 from graphctx.context.compact import compact_bundle_text
 from graphctx.integrations.agent_framework import DEFAULT_INSTRUCTIONS, GraphctxContextProvider

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from adapter_world import QUESTION
 
-from conftest import QUESTION
 from graphctx.client import GraphctxClient, ServiceUnreachableError, UnexpectedResponseError
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
 from graphctx.errors import (

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from adapter_world import QUESTION, Sources
 from langchain_core.documents import Document
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from conftest import QUESTION, Sources
 from graphctx.context.compact import compact_bundle_text
 from graphctx.contract import ContextResponse
 from graphctx.errors import AccessDeniedError, InvalidRequestError

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from adapter_world import QUESTION, Sources
 from llama_index.core.postprocessor import SimilarityPostprocessor
 from llama_index.core.schema import MetadataMode, NodeRelationship, QueryBundle, TextNode
 
-from conftest import QUESTION, Sources
 from graphctx.errors import AccessDeniedError
 from graphctx.integrations.llamaindex import GraphctxRetriever
 from graphctx.testing.service import ALPHA_SECRET_MARKER
