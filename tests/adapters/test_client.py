@@ -202,3 +202,26 @@ def test_a_503_problem_keeps_its_code_and_retryable_flag() -> None:
         True,
         "busy",
     )
+
+
+def test_a_long_retrieval_is_never_cut_short_by_the_clients_timeout() -> None:
+    waits: dict[str, float] = {}
+
+    def record(request: httpx.Request) -> httpx.Response:
+        waits[request.url.path] = request.extensions["timeout"]["read"]
+        return httpx.Response(503, headers={"content-type": "text/plain"}, content=b"down")
+
+    transport = httpx.MockTransport(record)
+    with GraphctxClient("http://svc", namespace="alpha", timeout_s=1, transport=transport) as c:
+        for call in (
+            lambda: c.retrieve(ask("rita", ["public"], timeout_ms=60_000)),
+            lambda: c.render(ask("rita", ["public"], timeout_ms=500)),
+            c.list_documents,
+        ):
+            with pytest.raises(UnexpectedResponseError):
+                call()
+    assert waits == {
+        "/v1/context": 70.0,
+        "/v1/context/messages": 10.5,
+        "/v1/projects/alpha/documents": 1,
+    }

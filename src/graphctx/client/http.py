@@ -31,6 +31,8 @@ from graphctx.server.models import (
 __all__ = ["DEFAULT_TIMEOUT_S", "GraphctxClient"]
 
 DEFAULT_TIMEOUT_S: Final = 30.0
+# a retrieval may take its own timeout_ms plus the service's grace (5 s) and the wire
+RETRIEVAL_GRACE_S: Final = 10.0
 PROBLEM_MEDIA_TYPE: Final = "application/problem+json"
 M = TypeVar("M", bound=BaseModel)
 Upload = tuple[str, tuple[str, bytes]]  # ("files", (name, content)): one multipart part
@@ -41,8 +43,9 @@ class GraphctxClient:
 
     ``namespace`` is the project the methods use when a call names none; a
     :class:`ContextRequest` that leaves ``namespace`` unset gets it too. ``timeout_s`` bounds
-    every HTTP exchange (keep it above a request's ``timeout_ms``). ``transport`` is httpx's
-    (tests pass an ``httpx.MockTransport`` or an ASGI transport).
+    every HTTP exchange; a retrieval waits at least its own ``timeout_ms`` plus
+    ``RETRIEVAL_GRACE_S``, so a long request is never cut short by the client. ``transport``
+    is httpx's (tests pass an ``httpx.MockTransport``).
     """
 
     def __init__(
@@ -59,6 +62,7 @@ class GraphctxClient:
         if api_key is not None:
             sent["Authorization"] = f"Bearer {api_key}"
         self.namespace = namespace
+        self._timeout_s = timeout_s
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"), headers=sent, timeout=timeout_s, transport=transport
         )
@@ -81,12 +85,14 @@ class GraphctxClient:
     # --- the full contract ----------------------------------------------------------------
     def retrieve(self, request: ContextRequest) -> ContextResponse:
         """``POST /v1/context``: the evidence bundle for ``request``."""
-        return self._send(ContextResponse, "POST", "/v1/context", json=self._body(request))
+        body, wait = self._body(request), self._wait_for(request)
+        return self._send(ContextResponse, "POST", "/v1/context", json=body, timeout_s=wait)
 
     def render(self, request: ContextRequest) -> RenderedContext:
         """``POST /v1/context/messages``: the bundle and the chat messages rendered from it."""
-        body = self._body(request)
-        return self._send(RenderedContext, "POST", "/v1/context/messages", json=body)
+        body, wait = self._body(request), self._wait_for(request)
+        path = "/v1/context/messages"
+        return self._send(RenderedContext, "POST", path, json=body, timeout_s=wait)
 
     # --- a project's search form and documents --------------------------------------------
     def search(
@@ -175,6 +181,9 @@ class GraphctxClient:
         body: dict[str, object] = request.model_dump(mode="json", exclude_none=True)
         return body
 
+    def _wait_for(self, request: ContextRequest) -> float:
+        return max(self._timeout_s, request.timeout_ms / 1000 + RETRIEVAL_GRACE_S)
+
     def _project_path(self, namespace: str | None) -> str:
         project = namespace if namespace is not None else self.namespace
         if project is None:
@@ -193,8 +202,11 @@ class GraphctxClient:
         json: object = None,
         data: Mapping[str, str] | None = None,
         files: list[Upload] | None = None,
+        timeout_s: float | None = None,
     ) -> M:
-        response = self._exchange(method, path, json=json, data=data, files=files)
+        response = self._exchange(
+            method, path, json=json, data=data, files=files, timeout_s=timeout_s
+        )
         try:
             return model.model_validate_json(response.content)
         except ValidationError as exc:
@@ -210,9 +222,13 @@ class GraphctxClient:
         json: object = None,
         data: Mapping[str, str] | None = None,
         files: list[Upload] | None = None,
+        timeout_s: float | None = None,
     ) -> httpx.Response:
+        timeout = self._timeout_s if timeout_s is None else timeout_s
         try:
-            response = self._http.request(method, path, json=json, data=data, files=files)
+            response = self._http.request(
+                method, path, json=json, data=data, files=files, timeout=timeout
+            )
         except httpx.TimeoutException as exc:
             raise ServiceUnreachableError(f"{method} {path} timed out") from exc
         except httpx.HTTPError as exc:
