@@ -15,11 +15,11 @@ from pathlib import Path
 
 import graphctx.demo
 from graphctx.context import default_token_counter
+from graphctx.context.compact import compact_bundle_text
 from graphctx.contract import ContextRequest
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
-from graphctx.server.mcp.text import compact_bundle_text
 from graphctx.store.sqlite.store import SqliteGraphStore
 
 QUESTION = "What caused the payment gateway outage and how do I restart it?"

@@ -46,6 +46,10 @@ EXTRAS: Final = {
         ),
         Extra("neo4j", "the Neo4j backend", ("neo4j",)),
         Extra("completion", "shell completion (graphctx completion)", ("shtab",)),
+        Extra("client", "the HTTP client (graphctx.client)", ("httpx",)),
+        Extra("langchain", "the LangChain retriever", ("langchain_core",)),
+        Extra("llamaindex", "the LlamaIndex retriever", ("llama_index.core",)),
+        Extra("agent-framework", "the Agent Framework context provider", ("agent_framework",)),
     )
 }
 

@@ -7,13 +7,13 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_chat import FakeChatServer
 
 from graphctx.ingest.extract import ExtractionInput, ExtractionReport
 from graphctx.ingest.extract.concepts import LlmConceptExtractor, concept_bounds
 from graphctx.llm.chat import OpenAICompatibleChat
 from graphctx.provider import ContextProvider
 from graphctx.store.records import ExpansionPolicy
+from graphctx.testing.fake_chat import FakeChatServer
 
 DOCS = {
     "lsa-23": ("law", "사용자는 정당한 이유 없이 근로자를 해고하지 못한다."),

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import neo4j
-from fake_chat import FakeChatServer
 
 from graphctx.context import default_token_counter
 from graphctx.contract import ContextRequest, ContextResponse, NodeKind, RetrievalMode
@@ -27,6 +26,7 @@ from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.retrieve.text2cypher import Text2CypherConfig
 from graphctx.store.neo4j import Neo4jGraphStore
 from graphctx.store.records import KnowledgeNode, Relation
+from graphctx.testing.fake_chat import FakeChatServer
 from graphctx.testing.fixtures import make_document, paragraphs
 
 CASE_MARK = re.compile(r"\[case:([A-Za-z0-9_.-]+)\]")

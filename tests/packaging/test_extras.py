@@ -126,3 +126,44 @@ def test_the_command_line_help_works_on_a_base_install() -> None:
     done = run_base_cli(["--help"])
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.startswith("usage: graphctx")
+
+
+@pytest.mark.parametrize(
+    ("module", "feature", "package", "extra"),
+    [
+        ("graphctx.client", "the HTTP client (graphctx.client)", "httpx", "client"),
+        (
+            "graphctx.integrations.langchain",
+            "the LangChain retriever",
+            "langchain_core",
+            "langchain",
+        ),
+        (
+            "graphctx.integrations.llamaindex",
+            "the LlamaIndex retriever",
+            "llama_index.core",
+            "llamaindex",
+        ),
+        (
+            "graphctx.integrations.agent_framework",
+            "the Agent Framework context provider",
+            "agent_framework",
+            "agent-framework",
+        ),
+    ],
+)
+def test_an_adapter_whose_extra_is_missing_is_an_import_error_naming_the_extra(
+    module: str, feature: str, package: str, extra: str
+) -> None:
+    code = (
+        "import importlib\n"
+        "from graphctx.errors import MissingExtraError\n"
+        "import graphctx.integrations  # the package itself needs no framework\n"
+        "try:\n"
+        f"    importlib.import_module({module!r})\n"
+        "except ImportError as exc:\n"
+        "    print(isinstance(exc, MissingExtraError), exc.message, sep='\\n')\n"
+    )
+    done = run_base_python(code)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == ["True", missing(feature, package, extra)]

@@ -45,3 +45,10 @@ def test_a_name_loaded_on_first_use_is_the_object_its_module_defines() -> None:
 
     assert graphctx.open is open_provider
     assert graphctx.ContextProvider is ContextProvider
+
+
+def test_the_integrations_package_loads_no_framework_and_no_http_client() -> None:
+    loaded = loaded_after("import graphctx.integrations")
+    frameworks = {"langchain_core", "llama_index", "agent_framework", "httpx"}
+    assert {m.split(".")[0] for m in loaded} & frameworks == set()
+    assert {m for m in loaded if m.startswith("graphctx.")} == {"graphctx.integrations"}

@@ -17,8 +17,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 
 from graphctx.context import default_token_counter
+from graphctx.context.compact import compact_bundle_text
 from graphctx.contract import ContextResponse
-from graphctx.server.mcp.text import compact_bundle_text
 from graphctx.testing.service import ALPHA_SECRET_MARKER, Harness
 
 T = TypeVar("T")

@@ -14,9 +14,9 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 
+from graphctx.context.compact import compact_bundle_text
 from graphctx.contract import ContextRequest, ContextResponse
 from graphctx.server.mcp.inputs import ContextArguments
-from graphctx.server.mcp.text import compact_bundle_text
 from graphctx.server.models import SourceList
 from graphctx.testing.service import Harness
 

@@ -6,7 +6,7 @@ Built on the SDK's low-level ``Server`` so each tool's input schema is exactly i
 :mod:`graphctx.server.mcp.inputs` (every field described; identity, scopes and project default
 from the key) and its output schema exactly the wire model; results carry the value as
 ``structuredContent``; the text channel has a bundle in the compact form of
-:mod:`graphctx.server.mcp.text` and any other result as the same JSON. Who is calling is decided
+:mod:`graphctx.context.compact` and any other result as the same JSON. Who is calling is decided
 by the transport (``identify``): the authenticated HTTP request, or the configured key for
 stdio. Without an identity every call fails.
 """
@@ -30,6 +30,7 @@ from mcp_types import (
 )
 from pydantic import BaseModel
 
+from graphctx.context.compact import compact_bundle_text
 from graphctx.contract import ContextResponse
 from graphctx.contract.request import DEFAULT_TIMEOUT_MS
 from graphctx.errors import InvalidRequestError
@@ -44,7 +45,6 @@ from graphctx.server.mcp.inputs import (
     parse_arguments,
     request_for,
 )
-from graphctx.server.mcp.text import compact_bundle_text
 from graphctx.server.models import RenderedContext, SourceExcerpt, SourceList, WhoAmI
 from graphctx.server.service import GraphctxService
 

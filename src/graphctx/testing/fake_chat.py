@@ -1,14 +1,41 @@
-"""A local OpenAI-compatible chat endpoint for tests: the only thing mocked is the hosted LLM."""
+"""A local OpenAI-compatible chat endpoint for tests: the only thing mocked is the hosted LLM.
+
+Its answers carry every field of an OpenAI chat completion that SDK clients read (``id``,
+``created``, ``model``, ``finish_reason``, ``usage``), so the official ``openai`` client and
+the frameworks built on it (Agent Framework's OpenAI chat client) accept them as they are.
+"""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 ChatBody = dict[str, Any]
+
+
+__all__ = ["ChatBody", "FakeChatServer", "completion"]
+
+
+def completion(body: ChatBody, reply: str, number: int) -> ChatBody:
+    """An OpenAI ``chat.completion`` object answering ``reply`` to ``body``."""
+    return {
+        "id": f"chatcmpl-fake-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": str(body.get("model", "fake")),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
 
 
 class FakeChatServer:
@@ -32,9 +59,7 @@ class FakeChatServer:
                 if reply is None:
                     self.send_error(500)
                     return
-                payload = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": reply}}]}
-                ).encode()
+                payload = json.dumps(completion(body, reply, len(server.requests))).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))

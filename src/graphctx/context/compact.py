@@ -1,6 +1,8 @@
-"""The compact text a model reads from ``retrieve_context`` (the full bundle stays in
-``structuredContent``): one line on the outcome, then one ``<source>`` block per item with its
-citation id, source, document, version, chunk id and freshness, and its content.
+"""The compact text a model reads for a bundle: one line on the outcome, then one ``<source>``
+block per item with its citation id, source, document, version, chunk id and freshness, and
+its content. MCP's ``retrieve_context`` sends it as the text channel (the full bundle stays in
+``structuredContent``); the framework adapters (:mod:`graphctx.integrations`) hand the same
+text to their models, so a model reads one format from every face.
 
 Content and attribute values are untrusted document text: content goes through the same
 delimiter neutralisation as rendered messages (:func:`graphctx.context.neutralise_delimiters`),
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from html import escape
 
-from graphctx.context import neutralise_delimiters
+from graphctx.context.delimiters import neutralise_delimiters
 from graphctx.contract import ContextResponse, EvidenceItem
 
 __all__ = ["compact_bundle_text"]
