@@ -14,7 +14,8 @@ ChatBody = dict[str, Any]
 class FakeChatServer:
     """POSTs to ``*/chat/completions`` are recorded in ``requests`` and answered by
     ``answer(body)`` (a reply, or None for HTTP 500); every other request is counted in
-    ``stray_requests`` and gets 404."""
+    ``stray_requests`` and gets 404. A reply reports ``usage`` as the endpoint would: here,
+    the whitespace-separated words of the messages and of the reply."""
 
     def __init__(self, answer: Callable[[ChatBody], str | None]) -> None:
         self.requests: list[ChatBody] = []
@@ -32,8 +33,13 @@ class FakeChatServer:
                 if reply is None:
                     self.send_error(500)
                     return
+                prompt = sum(len(str(m.get("content", "")).split()) for m in body["messages"])
+                usage = {"prompt_tokens": prompt, "completion_tokens": len(reply.split())}
                 payload = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": reply}}]}
+                    {
+                        "choices": [{"message": {"role": "assistant", "content": reply}}],
+                        "usage": usage,
+                    }
                 ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

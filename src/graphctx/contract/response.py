@@ -145,6 +145,46 @@ class RouteDecision(BaseModel):
     reasons: list[str]
 
 
+class TokenUsage(BaseModel):
+    """Tokens a model call reported (the endpoint's own ``usage`` counts)."""
+
+    model_config = _FROZEN
+
+    prompt_tokens: Annotated[int, Field(ge=0)] = 0
+    completion_tokens: Annotated[int, Field(ge=0)] = 0
+
+
+class RewriteContribution(BaseModel):
+    """One rewritten query the model proposed and what its candidates did to the ranking:
+    the chunk ids it brought into the pool (``added``) and those it moved up (``raised``)."""
+
+    model_config = _FROZEN
+
+    query: str
+    added: list[str] = Field(default_factory=list)
+    raised: list[str] = Field(default_factory=list)
+
+
+class ModelStageReport(BaseModel):
+    """An optional LLM stage (query rewrite, LLM router, rerank) as it ran: the model, the
+    prompt version, whether the reply came from the response cache, the tokens it cost, and
+    what it did. Its status and timing are in ``stages`` under the same ``stage`` name."""
+
+    model_config = _FROZEN
+
+    stage: str
+    model: str
+    prompt_version: str
+    cached: bool = False
+    usage: TokenUsage | None = None  # None: the endpoint reported none
+    applied: bool = False  # the stage changed the pipeline (False: skipped, failed)
+    rewrites: list[RewriteContribution] = Field(default_factory=list)
+    routes: list[RetrieverName] = Field(default_factory=list)  # the LLM router's choice
+    ignored: list[str] = Field(default_factory=list)  # routes it named that were not allowed
+    reasons: list[str] = Field(default_factory=list)  # the LLM router's reasons
+    order: list[str] = Field(default_factory=list)  # rerank: chunk ids in the model's order
+
+
 class ManifestBlock(BaseModel):
     """One packed block, auditable without storing its text."""
 
@@ -180,6 +220,7 @@ class Manifest(BaseModel):
     dropped_for_freshness: Annotated[int, Field(ge=0)] = 0
     packing_drops: dict[str, int] = Field(default_factory=dict)  # reason -> count
     blocks: list[ManifestBlock] = Field(default_factory=list)
+    model_stages: list[ModelStageReport] = Field(default_factory=list)  # empty when off
 
     @model_validator(mode="after")
     def _deadline_stage_timed_out(self) -> Self:
