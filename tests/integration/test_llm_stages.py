@@ -25,6 +25,7 @@ from llm_stages_world import (
 from graphctx.contract import ContextResponse, RetrievalMode, RetrieverName, StageStatus
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.retrieve.assist import LlmStagesConfig
+from graphctx.server.metrics import Metrics
 
 SACKED = "I was sacked by my employer, what now?"
 TWO_ISSUES = "How much is overtime paid and how many days of annual leave do I get?"
