@@ -235,3 +235,13 @@ def test_a_repeated_question_is_answered_from_the_cache_without_a_second_call(
     assert [m.cached for m in first.manifest.model_stages] == [False, False, False]
     assert [m.cached for m in second.manifest.model_stages] == [True, True, True]
     assert outcome(second) == outcome(first)
+    metrics = Metrics()
+    metrics.observe_response(first, "http")
+    metrics.observe_response(second, "http")
+    text = metrics.render().decode()
+    for model in first.manifest.model_stages:  # tokens once: the cache hit spent none
+        assert model.usage is not None
+        prompt = f'graphctx_llm_tokens_total{{kind="prompt",stage="{model.stage}"}}'
+        assert f"{prompt} {float(model.usage.prompt_tokens)}" in text
+        assert f'graphctx_llm_calls_total{{cache="hit",stage="{model.stage}"}} 1.0' in text
+        assert f'graphctx_llm_calls_total{{cache="miss",stage="{model.stage}"}} 1.0' in text
