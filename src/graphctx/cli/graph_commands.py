@@ -63,6 +63,15 @@ def add_graph_commands(sub: Any) -> None:
         action="store_true",
         help="skip the unanswerable evaluation (gold documents hidden, off-topic questions)",
     )
+    evaluate.add_argument(
+        "--llm-url",
+        help="OpenAI-compatible chat base URL (key: $GRAPHCTX_LLM_API_KEY): adds one column per"
+        " --llm-stages stage",
+    )
+    evaluate.add_argument("--llm-model", default="default", help="the chat model's name")
+    evaluate.add_argument(
+        "--llm-stages", default="rewrite,route,rerank", help="of rewrite, route, rerank"
+    )
     add_embedder_argument(evaluate)
 
     graph = sub.add_parser("ingest-graph", help="write a declared graph file (YAML or JSONL)")
@@ -132,10 +141,34 @@ def _eval(args: argparse.Namespace) -> int:
         sets = [load_dataset(name, data, args.limit) for name in args.datasets]
     embedder = embedder_from_spec(args.embedder)
     print(f"embedder: {embedder.name}")
-    results = run_evaluation(sets, embedder, ks)
+    results = run_evaluation(sets, embedder, ks, _llm_stages(args))
     print(markdown_table(results))
     unanswerable = [] if args.skip_unanswerable else run_unanswerable(sets, embedder, ks)
     print(unanswerable_markdown(unanswerable))
     for path in write_reports(results, args.out, embedder.name, unanswerable):
         print(f"wrote {path}")
     return 0
+
+
+LLM_STAGE_NAMES = ("rewrite", "route", "rerank")
+
+
+def _llm_stages(args: argparse.Namespace) -> Any:
+    """The optional LLM stages ``eval`` adds columns for (None without ``--llm-url``)."""
+    if not args.llm_url:
+        return None
+    import os
+
+    from graphctx.errors import InvalidRequestError
+    from graphctx.llm.chat import OpenAICompatibleChat
+    from graphctx.retrieve.assist import LlmStages, LlmStagesConfig
+
+    names = {n.strip() for n in args.llm_stages.split(",") if n.strip()}
+    if not names or names - set(LLM_STAGE_NAMES):
+        raise InvalidRequestError(
+            f"--llm-stages takes {', '.join(LLM_STAGE_NAMES)}", field="llm_stages"
+        )
+    chat = OpenAICompatibleChat(
+        args.llm_url, args.llm_model, api_key=os.environ.get("GRAPHCTX_LLM_API_KEY")
+    )
+    return LlmStages(LlmStagesConfig(chat, **{n: True for n in names}))

@@ -40,6 +40,16 @@ def markdown_table(results: Sequence[DatasetResult]) -> str:
             f" The router chose the graph for {result.routed_to_graph} of"
             f" {result.questions} questions (auto).\n"
         )
+        if result.llm_stages:
+            tallies = "; ".join(
+                f"{stage}: asked {t.asked}, changed {t.applied}, failed/timed out {t.failed},"
+                f" {t.tokens} tokens"
+                for stage, t in result.llm_stages.items()
+            )
+            lines.append(
+                f"LLM stages ({tallies}). Against a recorded or rule-following chat server these"
+                " columns demonstrate the mechanism, not a model's quality.\n"
+            )
         concepts = result.graph.get("concepts")
         if isinstance(concepts, dict):
             lines.append(

@@ -1,0 +1,125 @@
+"""Added latency of each optional LLM stage, against the local recorded chat server.
+
+The demo corpus (and its service graph) is ingested once; then every configuration answers
+the same multi-issue questions (two demo questions asked as one, so the rerank runs too) as
+the demo's on-call principal: stages off, each stage alone, all three, and all three again
+with a warm response cache. The server (:mod:`graphctx_lab.recorded_chat`) answers by rule at
+once, so what is measured is the stages' own cost — the extra HTTP round trip, prompt
+building, parsing, and for query rewrite the extra searches — never a model's thinking time.
+Results: p50 / p95 per configuration and p50 added over "off", written as JSON.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from graphctx.adapters import embedder_for
+from graphctx.context import default_token_counter
+from graphctx.contract import ContextRequest, RetrievalMode
+from graphctx.demo.run import DEMO_NAMESPACE, demo_provider, load_script
+from graphctx.llm.chat import OpenAICompatibleChat
+from graphctx.provider import ContextProvider
+from graphctx.retrieve.assist import LlmStagesConfig
+from graphctx.retrieve.authorize import StaticGrants
+from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx_lab.recorded_chat import RecordedChatServer
+
+__all__ = ["run_llm_stages_bench"]
+
+PRINCIPAL = "dana"
+ROUNDS = 5
+CONFIGS: dict[str, dict[str, bool]] = {
+    "off": {},
+    "rewrite": {"rewrite": True},
+    "route": {"route": True},
+    "rerank": {"rerank": True},
+    "all": {"rewrite": True, "route": True, "rerank": True},
+}
+
+
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def _questions() -> list[str]:
+    queries = [q.query for q in load_script().questions]
+    return [f"{a} {b}" for a, b in itertools.pairwise(queries)]
+
+
+def _measure(provider: ContextProvider, scopes: list[str], questions: list[str]) -> list[float]:
+    times: list[float] = []
+    for _ in range(ROUNDS):
+        for query in questions:
+            request = ContextRequest(
+                query=query,
+                principal_id=PRINCIPAL,
+                allowed_scopes=scopes,
+                namespace=DEMO_NAMESPACE,
+                retrieval_mode=RetrievalMode.AUTO,
+                timeout_ms=10_000,
+            )
+            started = time.perf_counter()
+            provider.retrieve(request)
+            times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def run_llm_stages_bench(out: Path) -> int:
+    script = load_script()
+    scopes = sorted(script.grants[PRINCIPAL])
+    questions = _questions()
+    embedder = embedder_for(None)
+    results: dict[str, dict[str, float | int]] = {}
+    with tempfile.TemporaryDirectory(prefix="graphctx-llm-bench-") as tmp:
+        with demo_provider(script, Path(tmp)):
+            pass  # ingested; each configuration opens the store file on its own
+        with RecordedChatServer() as server:
+            runs = {name: (flags, 0) for name, flags in CONFIGS.items()}
+            runs["all (warm cache)"] = (CONFIGS["all"], 1024)
+            for name, (flags, cache_size) in runs.items():
+                chat = OpenAICompatibleChat(server.url, "recorded-rules", max_retries=0)
+                config = LlmStagesConfig(chat, cache_size=cache_size, **flags) if flags else None
+                store = SqliteGraphStore(Path(tmp) / "demo.sqlite")
+                grants = StaticGrants(script.grants)
+                before = server.requests
+                with ContextProvider(
+                    store, embedder, default_token_counter(), grants, llm_stages=config
+                ).open() as provider:
+                    _measure(provider, scopes, questions[:1])  # warm up (and fill the cache)
+                    calls = server.requests
+                    times = _measure(provider, scopes, questions)
+                results[name] = {
+                    "requests": len(times),
+                    "p50_ms": round(statistics.median(times), 2),
+                    "p95_ms": round(_percentile(times, 0.95), 2),
+                    "chat_calls_per_request": round((server.requests - calls) / len(times), 2),
+                    "warm_up_chat_calls": calls - before,
+                }
+    off = float(results["off"]["p50_ms"])
+    for row in results.values():
+        row["added_p50_ms"] = round(float(row["p50_ms"]) - off, 2)
+    report = {
+        "what": "added retrieval latency per optional LLM stage against the local recorded"
+        " (rule-following) chat server; measures the mechanism's cost, not a model's",
+        "embedder": embedder.name,
+        "questions": len(questions),
+        "rounds": ROUNDS,
+        "configurations": results,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / "llm_stages.json"
+    target.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+    for name, row in results.items():
+        print(
+            f"{name:18} p50 {row['p50_ms']:8.1f} ms  p95 {row['p95_ms']:8.1f} ms"
+            f"  added p50 {row['added_p50_ms']:7.1f} ms  calls/request"
+            f" {row['chat_calls_per_request']}"
+        )
+    print(f"wrote {target}")
+    return 0
