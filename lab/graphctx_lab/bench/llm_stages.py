@@ -16,6 +16,7 @@ import json
 import statistics
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from graphctx.adapters import embedder_for
@@ -52,55 +53,65 @@ def _questions() -> list[str]:
     return [f"{a} {b}" for a, b in itertools.pairwise(queries)]
 
 
-def _measure(provider: ContextProvider, scopes: list[str], questions: list[str]) -> list[float]:
-    times: list[float] = []
-    for _ in range(ROUNDS):
-        for query in questions:
-            request = ContextRequest(
-                query=query,
-                principal_id=PRINCIPAL,
-                allowed_scopes=scopes,
-                namespace=DEMO_NAMESPACE,
-                retrieval_mode=RetrievalMode.AUTO,
-                timeout_ms=10_000,
-            )
-            started = time.perf_counter()
-            provider.retrieve(request)
-            times.append((time.perf_counter() - started) * 1000)
-    return times
+def _request(query: str, scopes: list[str]) -> ContextRequest:
+    return ContextRequest(
+        query=query,
+        principal_id=PRINCIPAL,
+        allowed_scopes=scopes,
+        namespace=DEMO_NAMESPACE,
+        retrieval_mode=RetrievalMode.AUTO,
+        timeout_ms=10_000,
+    )
+
+
+def _timed_ms(provider: ContextProvider, request: ContextRequest) -> float:
+    started = time.perf_counter()
+    provider.retrieve(request)
+    return (time.perf_counter() - started) * 1000
 
 
 def run_llm_stages_bench(out: Path) -> int:
     script = load_script()
     scopes = sorted(script.grants[PRINCIPAL])
-    questions = _questions()
+    requests = [_request(q, scopes) for q in _questions()]
     embedder = embedder_for(None)
+    runs = {name: (flags, 0) for name, flags in CONFIGS.items()}
+    runs["all (warm cache)"] = (CONFIGS["all"], 1024)
     results: dict[str, dict[str, float | int]] = {}
-    with tempfile.TemporaryDirectory(prefix="graphctx-llm-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="graphctx-llm-bench-") as tmp, ExitStack() as stack:
         with demo_provider(script, Path(tmp)):
             pass  # ingested; each configuration opens the store file on its own
-        with RecordedChatServer() as server:
-            runs = {name: (flags, 0) for name, flags in CONFIGS.items()}
-            runs["all (warm cache)"] = (CONFIGS["all"], 1024)
-            for name, (flags, cache_size) in runs.items():
-                chat = OpenAICompatibleChat(server.url, "recorded-rules", max_retries=0)
-                config = LlmStagesConfig(chat, cache_size=cache_size, **flags) if flags else None
-                store = SqliteGraphStore(Path(tmp) / "demo.sqlite")
-                grants = StaticGrants(script.grants)
-                before = server.requests
-                with ContextProvider(
-                    store, embedder, default_token_counter(), grants, llm_stages=config
-                ).open() as provider:
-                    _measure(provider, scopes, questions[:1])  # warm up (and fill the cache)
-                    calls = server.requests
-                    times = _measure(provider, scopes, questions)
-                results[name] = {
-                    "requests": len(times),
-                    "p50_ms": round(statistics.median(times), 2),
-                    "p95_ms": round(_percentile(times, 0.95), 2),
-                    "chat_calls_per_request": round((server.requests - calls) / len(times), 2),
-                    "warm_up_chat_calls": calls - before,
-                }
+        server = stack.enter_context(RecordedChatServer())
+        providers: dict[str, ContextProvider] = {}
+        for name, (flags, cache_size) in runs.items():
+            chat = OpenAICompatibleChat(server.url, "recorded-rules", max_retries=0)
+            config = LlmStagesConfig(chat, cache_size=cache_size, **flags) if flags else None
+            provider = ContextProvider(
+                SqliteGraphStore(Path(tmp) / "demo.sqlite"),
+                embedder,
+                default_token_counter(),
+                StaticGrants(script.grants),
+                llm_stages=config,
+            )
+            providers[name] = stack.enter_context(provider.open())
+        for provider in providers.values():  # warm every path (and fill the one cache)
+            for request in requests:
+                provider.retrieve(request)
+        times: dict[str, list[float]] = {name: [] for name in providers}
+        calls = dict.fromkeys(providers, 0)
+        for _ in range(ROUNDS):  # configurations interleaved: drift on a shared machine
+            for name, provider in providers.items():  # hits them all alike
+                for request in requests:
+                    before = server.requests
+                    times[name].append(_timed_ms(provider, request))
+                    calls[name] += server.requests - before
+        for name, measured in times.items():
+            results[name] = {
+                "requests": len(measured),
+                "p50_ms": round(statistics.median(measured), 2),
+                "p95_ms": round(_percentile(measured, 0.95), 2),
+                "chat_calls_per_request": round(calls[name] / len(measured), 2),
+            }
     off = float(results["off"]["p50_ms"])
     for row in results.values():
         row["added_p50_ms"] = round(float(row["p50_ms"]) - off, 2)
@@ -108,7 +119,7 @@ def run_llm_stages_bench(out: Path) -> int:
         "what": "added retrieval latency per optional LLM stage against the local recorded"
         " (rule-following) chat server; measures the mechanism's cost, not a model's",
         "embedder": embedder.name,
-        "questions": len(questions),
+        "questions": len(requests),
         "rounds": ROUNDS,
         "configurations": results,
     }

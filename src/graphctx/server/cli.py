@@ -99,7 +99,8 @@ def _serve(args: argparse.Namespace) -> int:
     settings = load_settings(args.config)
     configure_logging(settings.log_level)
     store = args.serve_store or _explicit_store(args) or settings.store
-    provider = build_provider(store, args.embedder or settings.embedder)
+    stages = None if settings.llm_stages is None else settings.llm_stages.build()
+    provider = build_provider(store, args.embedder or settings.embedder, llm_stages=stages)
     if args.mcp_stdio:
         anyio.run(serve_stdio, settings, provider)
         return 0
