@@ -49,6 +49,7 @@ from graphctx.embed import Embedder
 from graphctx.errors import GraphctxError, StoreUnavailableError
 from graphctx.retrieve.assemble import Instruments, Trail, assemble_response
 from graphctx.retrieve.assist import LlmStages, LlmStagesConfig
+from graphctx.retrieve.assist.embedding_rerank import EmbeddingReranker
 from graphctx.retrieve.assist.llm_stages import Rewrites, search_rewrites
 from graphctx.retrieve.assist.merge import fuse_rewrites
 from graphctx.retrieve.assist.prompts import RouteChoice
@@ -102,6 +103,7 @@ class ContextProvider:
         *,
         text2cypher: Text2CypherConfig | None = None,
         llm_stages: LlmStagesConfig | LlmStages | None = None,
+        embedding_rerank: EmbeddingReranker | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -113,6 +115,7 @@ class ContextProvider:
         self.llm_stages = (
             LlmStages(llm_stages) if isinstance(llm_stages, LlmStagesConfig) else llm_stages
         )
+        self.embedding_rerank = embedding_rerank  # the offline rerank (e.g. e5), off unless set
         # A long-running service sets this: a store that is only *temporarily* unavailable at
         # open (locked by another process, server restarting) is then opened in the
         # background, every REOPEN_INTERVAL_S, instead of failing the start.
@@ -245,6 +248,7 @@ class ContextProvider:
             grants,
             text2cypher=self.text2cypher,
             llm_stages=self.llm_stages,
+            embedding_rerank=self.embedding_rerank,
         )
 
     # --- async faces: documents, health, the explorer's surrounding text ---------------------
@@ -371,6 +375,9 @@ class ContextProvider:
             found, searched = await self._search(
                 request, scopes, question, entities, route, deadline, rewrites, llm_graph
             )
+            if isinstance(found, Fetched) and self.embedding_rerank is not None:
+                found, rescored = await self.embedding_rerank.rerank(request, found, deadline)
+                searched += rescored
             if isinstance(found, Fetched) and self.llm_stages is not None:
                 found, reranked = await self.llm_stages.rerank(request, found, deadline)
                 searched += reranked

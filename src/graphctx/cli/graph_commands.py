@@ -72,6 +72,11 @@ def add_graph_commands(sub: Any) -> None:
     evaluate.add_argument(
         "--llm-stages", default="rewrite,route,rerank", help="of rewrite, route, rerank"
     )
+    evaluate.add_argument(
+        "--rerank-embedder",
+        help="an embedder spec (e.g. e5) that rescores the hybrid top 10 offline: adds the"
+        " hybrid+embedding-rerank column",
+    )
     add_embedder_argument(evaluate)
 
     graph = sub.add_parser("ingest-graph", help="write a declared graph file (YAML or JSONL)")
@@ -141,7 +146,12 @@ def _eval(args: argparse.Namespace) -> int:
         sets = [load_dataset(name, data, args.limit) for name in args.datasets]
     embedder = embedder_from_spec(args.embedder)
     print(f"embedder: {embedder.name}")
-    results = run_evaluation(sets, embedder, ks, _llm_stages(args))
+    reranker = None
+    if args.rerank_embedder:
+        from graphctx.retrieve.assist.embedding_rerank import EmbeddingReranker
+
+        reranker = EmbeddingReranker(embedder_from_spec(args.rerank_embedder))
+    results = run_evaluation(sets, embedder, ks, _llm_stages(args), reranker)
     print(markdown_table(results))
     unanswerable = [] if args.skip_unanswerable else run_unanswerable(sets, embedder, ks)
     print(unanswerable_markdown(unanswerable))

@@ -6,7 +6,9 @@ stage code (:class:`~graphctx.retrieve.assist.LlmStages`):
 - ``hybrid+rewrite``: the hybrid ranking with each rewritten query's search fused in;
 - ``auto+llm-router``: the retrievers the LLM router chose (ontology augmentation after it);
 - ``hybrid+rerank``: the hybrid ranking, its top candidates reordered by the model for
-  multi-issue questions (the others keep the hybrid ranking).
+  multi-issue questions (the others keep the hybrid ranking);
+- ``hybrid+embedding-rerank``: the hybrid ranking, its top candidates rescored offline by a
+  configured embedder (:mod:`graphctx.retrieve.assist.embedding_rerank`), every question.
 
 A stage that fails or times out leaves its column equal to the ranking it started from, as
 in the pipeline. Against a recorded or rule-following chat server these columns demonstrate
@@ -23,6 +25,7 @@ from graphctx.contract import ContextRequest, RetrievalMode, RetrieverName, Stag
 from graphctx.embed import Embedder
 from graphctx.retrieve.assemble import Trail
 from graphctx.retrieve.assist import LlmStages
+from graphctx.retrieve.assist.embedding_rerank import EmbeddingReranker
 from graphctx.retrieve.assist.llm_stages import search_rewrites
 from graphctx.retrieve.assist.merge import fuse_rewrites
 from graphctx.retrieve.bundle import Fetched
@@ -35,9 +38,16 @@ from graphctx.retrieve.routing import plan_route
 from graphctx.store.port import GraphStore
 from graphctx.store.records import EntityMatch
 
-__all__ = ["LLM_COLUMNS", "StageTally", "llm_rankings"]
+__all__ = [
+    "EMBEDDING_RERANK_COLUMN",
+    "LLM_COLUMNS",
+    "StageTally",
+    "embedding_reranked",
+    "llm_rankings",
+]
 
 LLM_COLUMNS = {"rewrite": "hybrid+rewrite", "route": "auto+llm-router", "rerank": "hybrid+rerank"}
+EMBEDDING_RERANK_COLUMN = "hybrid+embedding-rerank"
 POOL = 40  # as the provider's fused pool
 TIMEOUT_MS = 30_000
 
@@ -181,3 +191,31 @@ async def _rerank(
     fetched = Fetched(q.hybrid, views, started)
     reranked, trail = await stages.rerank(q.request(RetrievalMode.HYBRID), fetched, deadline)
     return list(reranked.candidates), trail
+
+
+async def embedding_reranked(
+    reranker: EmbeddingReranker,
+    store: GraphStore,
+    namespace: str,
+    scopes: frozenset[str],
+    query: str,
+    found: CandidateSet,
+    tally: StageTally,
+) -> list[FusedCandidate]:
+    """The hybrid ranking with its top candidates rescored by ``reranker``."""
+    hybrid = fuse_lists(found.ranked).candidates
+    deadline = Deadline(TIMEOUT_MS)
+    started = time.monotonic()
+    shown = [c.chunk_id for c in hybrid[: reranker.top_n]]
+    views = await store.fetch_chunks(namespace, shown, scopes, deadline.slice_at(0.5))
+    request = ContextRequest(
+        query=query,
+        principal_id="eval",
+        allowed_scopes=sorted(scopes),
+        namespace=namespace,
+        retrieval_mode=RetrievalMode.HYBRID,
+        timeout_ms=TIMEOUT_MS,
+    )
+    reranked, trail = await reranker.rerank(request, Fetched(hybrid, views, started), deadline)
+    tally.add(trail)
+    return list(reranked.candidates)

@@ -36,12 +36,18 @@ from tqdm import tqdm
 from graphctx.contract import NodeKind, RetrievalMode, RetrieverName
 from graphctx.embed import Embedder
 from graphctx.eval.datasets import EvalSet, source_documents
-from graphctx.eval.llm_columns import StageTally, llm_rankings
+from graphctx.eval.llm_columns import (
+    EMBEDDING_RERANK_COLUMN,
+    StageTally,
+    embedding_reranked,
+    llm_rankings,
+)
 from graphctx.ingest.extract import ExtractionInput, ExtractionReport, OfflineExtractor
 from graphctx.ingest.extract.offline import title_names
 from graphctx.ingest.extract.shared_names import shared_name_nodes
 from graphctx.ingest.pipeline import IngestDefaults, ingest_sources
 from graphctx.retrieve.assist import LlmStages
+from graphctx.retrieve.assist.embedding_rerank import EmbeddingReranker
 from graphctx.retrieve.candidates import gather_candidates
 from graphctx.retrieve.entities import query_keys
 from graphctx.retrieve.fusion import fuse_lists
@@ -206,7 +212,7 @@ async def _rank(
     query: str,
     document_of: dict[str, str],
     graph_only: bool,
-    llm: tuple[LlmStages, dict[str, StageTally]] | None = None,
+    llm: tuple[LlmStages | None, EmbeddingReranker | None, dict[str, StageTally]] | None = None,
 ) -> tuple[dict[str, list[str]], bool]:
     deadline = time.monotonic() + QUESTION_TIMEOUT_S
     found = await gather_candidates(
@@ -246,11 +252,16 @@ async def _rank(
             routed = routed or (graph.joined and mode is RetrievalMode.AUTO)
         rankings[method] = _documents([ChunkHit(c.chunk_id, c.fused) for c in fused], document_of)
     if llm is not None and not graph_only:
-        stages, tallies = llm
-        columns = await llm_rankings(
+        stages, reranker, tallies = llm
+        columns = {} if stages is None else await llm_rankings(
             stages, store, embedder, EVAL_NAMESPACE, EVAL_SCOPES, query, found, question,
             matches, tallies,
         )  # fmt: skip
+        if reranker is not None:
+            tally = tallies.setdefault("embedding-rerank", StageTally())
+            columns[EMBEDDING_RERANK_COLUMN] = await embedding_reranked(
+                reranker, store, EVAL_NAMESPACE, EVAL_SCOPES, query, found, tally
+            )
         for method, candidates in columns.items():
             rankings[method] = _documents(
                 [ChunkHit(c.chunk_id, c.fused) for c in candidates], document_of
@@ -267,6 +278,7 @@ async def _run_questions(
     ks: Sequence[int],
     suffix: str = "",
     llm_stages: LlmStages | None = None,
+    reranker: EmbeddingReranker | None = None,
 ) -> None:
     collected: dict[str, list[list[str]]] = {}
     routed = 0
@@ -275,7 +287,11 @@ async def _run_questions(
     for question in tqdm(
         eval_set.questions, desc=f"eval {eval_set.name}{suffix}", leave=False, disable=quiet
     ):
-        llm = None if llm_stages is None else (llm_stages, result.llm_stages)
+        llm = (
+            None
+            if llm_stages is None and reranker is None
+            else (llm_stages, reranker, result.llm_stages)
+        )
         rankings, to_graph = await _rank(
             store, embedder, question.question, document_of, graph_only, llm
         )
@@ -300,6 +316,7 @@ async def evaluate_set(
     embedder: Embedder,
     ks: Sequence[int] = DEFAULT_KS,
     llm_stages: LlmStages | None = None,
+    reranker: EmbeddingReranker | None = None,
 ) -> DatasetResult:
     """Ingest the set into a fresh embedded store and score every method on it (and, with
     ``llm_stages``, a column per configured stage on the first pass)."""
@@ -317,7 +334,14 @@ async def evaluate_set(
                 result.graph["offline"] = _report_dict(extraction)
             started = time.monotonic()
             await _run_questions(
-                store, embedder, eval_set, document_of, result, ks, llm_stages=llm_stages
+                store,
+                embedder,
+                eval_set,
+                document_of,
+                result,
+                ks,
+                llm_stages=llm_stages,
+                reranker=reranker,
             )
             result.seconds["questions"] = round(time.monotonic() - started, 1)
             concepts = await _add_concepts(store, eval_set, document_of)
@@ -352,5 +376,6 @@ def run_evaluation(
     embedder: Embedder,
     ks: Sequence[int] = DEFAULT_KS,
     llm_stages: LlmStages | None = None,
+    reranker: EmbeddingReranker | None = None,
 ) -> list[DatasetResult]:
-    return [asyncio.run(evaluate_set(s, embedder, ks, llm_stages)) for s in sets]
+    return [asyncio.run(evaluate_set(s, embedder, ks, llm_stages, reranker)) for s in sets]

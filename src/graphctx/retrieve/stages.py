@@ -48,6 +48,7 @@ class Stage(StrEnum):
     LLM_REWRITE = "llm.rewrite"  # the optional LLM stages (graphctx.retrieve.assist)
     LLM_ROUTE = "llm.route"
     LLM_RERANK = "llm.rerank"
+    EMBEDDING_RERANK = "embedding.rerank"  # the offline alternative to llm.rerank
 
     @classmethod
     def candidates(cls, retriever: RetrieverName) -> Stage:
