@@ -59,7 +59,9 @@ def test_the_top_candidates_are_ordered_by_the_rerank_embedders_cosine(
     assert [i.chunk_id for i in reranked.items[:4]] == expected
     assert [i.chunk_id for i in reranked.items[4:]] == [i.chunk_id for i in without.items[4:]]
     (model,) = reranked.manifest.model_stages
-    assert model.applied and model.model == e5.name and model.order == expected
+    assert model.applied
+    assert model.model == e5.name
+    assert model.order == expected
 
 
 def test_a_failing_rerank_embedder_is_skipped_and_changes_nothing(
