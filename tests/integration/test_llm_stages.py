@@ -22,7 +22,14 @@ from llm_stages_world import (
     write_corpus,
 )
 
-from graphctx.contract import ContextResponse, RetrievalMode, RetrieverName, StageStatus
+from graphctx.contract import (
+    ContextRequest,
+    ContextResponse,
+    RetrievalMode,
+    RetrieverName,
+    StageStatus,
+)
+from graphctx.demo.run import DEMO_NAMESPACE, demo_provider, load_script
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.retrieve.assist import LlmStagesConfig
 from graphctx.server.metrics import Metrics
@@ -245,3 +252,31 @@ def test_a_repeated_question_is_answered_from_the_cache_without_a_second_call(
         assert f"{prompt} {float(model.usage.prompt_tokens)}" in text
         assert f'graphctx_llm_calls_total{{cache="hit",stage="{model.stage}"}} 1.0' in text
         assert f'graphctx_llm_calls_total{{cache="miss",stage="{model.stage}"}} 1.0' in text
+
+
+def test_on_the_demo_graph_augmentation_adds_the_graph_to_the_llm_routers_choice(
+    tmp_path: Path, embedder: UniversalSentenceEncoderEmbedder
+) -> None:
+    script = load_script()
+    with demo_provider(script, tmp_path):
+        pass  # ingested: corpus and the declared service graph
+    query = "Which systems are connected to logistics-server-a?"
+    answer = replies(route={"routes": ["vector"], "reasons": ["sounds like a lookup"]})
+    with RecordedChat(answer) as server:
+        config = LlmStagesConfig(chat_for(server), route=True)
+        with provider_over(tmp_path / "demo.sqlite", embedder, config) as provider:
+            response = provider.retrieve(
+                ContextRequest(
+                    query=query,
+                    principal_id="dana",
+                    allowed_scopes=sorted(script.grants["dana"]),
+                    namespace=DEMO_NAMESPACE,
+                    retrieval_mode=RetrievalMode.AUTO,
+                )
+            )
+    (model,) = response.manifest.model_stages
+    assert model.routes == [RetrieverName.VECTOR]
+    route = response.manifest.route
+    assert route.retrievers[0] is RetrieverName.VECTOR  # the router's choice stays
+    assert RetrieverName.GRAPH in route.retrievers  # and the graph was added after it
+    assert any("graph route added" in reason for reason in route.reasons)
