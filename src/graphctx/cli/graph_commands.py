@@ -150,7 +150,7 @@ def _eval(args: argparse.Namespace) -> int:
     if args.rerank_embedder:
         from graphctx.retrieve.assist.embedding_rerank import EmbeddingReranker
 
-        reranker = EmbeddingReranker(embedder_from_spec(args.rerank_embedder))
+        reranker = EmbeddingReranker(embedder_from_spec(args.rerank_embedder), share=0.9)
     results = run_evaluation(sets, embedder, ks, _llm_stages(args), reranker)
     print(markdown_table(results))
     unanswerable = [] if args.skip_unanswerable else run_unanswerable(sets, embedder, ks)
