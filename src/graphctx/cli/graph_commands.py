@@ -135,6 +135,7 @@ def _eval(args: argparse.Namespace) -> int:
     from graphctx.eval.unanswerable import run_unanswerable, unanswerable_markdown
 
     ks = tuple(int(k) for k in args.k.split(",") if k.strip())
+    stages = _llm_stages(args)  # a wrong --llm-stages fails before anything is loaded
     if args.corpus or args.questions:
         if not (args.corpus and args.questions):
             from graphctx.errors import InvalidRequestError
@@ -151,7 +152,7 @@ def _eval(args: argparse.Namespace) -> int:
         from graphctx.retrieve.assist.embedding_rerank import EmbeddingReranker
 
         reranker = EmbeddingReranker(embedder_from_spec(args.rerank_embedder), share=0.9)
-    results = run_evaluation(sets, embedder, ks, _llm_stages(args), reranker)
+    results = run_evaluation(sets, embedder, ks, stages, reranker)
     print(markdown_table(results))
     unanswerable = [] if args.skip_unanswerable else run_unanswerable(sets, embedder, ks)
     print(unanswerable_markdown(unanswerable))
