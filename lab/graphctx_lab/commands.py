@@ -39,6 +39,10 @@ def run_bench_command(args: argparse.Namespace) -> int:
         from graphctx_lab.bench.cold import run_cold_bench
 
         return run_cold_bench(args.out, baseline=args.baseline)
+    if args.what == "llm":
+        from graphctx_lab.bench.llm_stages import run_llm_stages_bench
+
+        return run_llm_stages_bench(args.out)
     if args.what == "http":
         from graphctx_lab.bench.http import run_load_bench
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from graphctx.context import TokenCounter, default_token_counter
 from graphctx.embed import DEFAULT_EMBEDDER_SPEC, Embedder, embedder_from_spec
 from graphctx.provider import ContextProvider
+from graphctx.retrieve.assist import LlmStagesConfig
 from graphctx.retrieve.authorize import CallerAssertedGrants, ScopeGrants
 from graphctx.store.locations import is_neo4j_location
 from graphctx.store.port import GraphStore
@@ -39,17 +40,20 @@ def build_provider(
     *,
     token_counter: TokenCounter | None = None,
     grants: ScopeGrants | None = None,
+    llm_stages: LlmStagesConfig | None = None,
 ) -> ContextProvider:
     """An unopened provider: call ``open()`` (sync) or ``await aopen()`` on your event loop.
 
     ``embedder`` is an ``Embedder`` or a spec (``"use"``, ``"e5"``, ... see
     :func:`graphctx.embed.embedder_from_spec`); the default is the offline USE model.
+    ``llm_stages``: the optional LLM retrieval stages (off by default).
     """
     return ContextProvider(
         store_for(store),
         embedder_for(embedder),
         token_counter or default_token_counter(),
         grants or CallerAssertedGrants(),
+        llm_stages=llm_stages,
     )
 
 

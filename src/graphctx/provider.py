@@ -40,6 +40,7 @@ from graphctx.contract import (
     EvidenceItem,
     RetrievalMode,
     RetrieverName,
+    RewriteContribution,
     RouteDecision,
     StageStatus,
     UnanswerableReason,
@@ -47,9 +48,14 @@ from graphctx.contract import (
 from graphctx.embed import Embedder
 from graphctx.errors import GraphctxError, StoreUnavailableError
 from graphctx.retrieve.assemble import Instruments, Trail, assemble_response
+from graphctx.retrieve.assist import LlmStages, LlmStagesConfig
+from graphctx.retrieve.assist.embedding_rerank import EmbeddingReranker
+from graphctx.retrieve.assist.llm_stages import Rewrites, search_rewrites
+from graphctx.retrieve.assist.merge import fuse_rewrites
+from graphctx.retrieve.assist.prompts import RouteChoice
 from graphctx.retrieve.authorize import ScopeGrants, effective_scopes
 from graphctx.retrieve.bundle import Fetched, finish_bundle
-from graphctx.retrieve.candidates import gather_candidates
+from graphctx.retrieve.candidates import CandidateSet, gather_candidates
 from graphctx.retrieve.deadline import CANDIDATE_SHARE, EXPANSION_SHARE, Deadline, within
 from graphctx.retrieve.entities import query_keys
 from graphctx.retrieve.fusion import fuse_lists, ranked_candidates
@@ -96,12 +102,20 @@ class ContextProvider:
         grants: ScopeGrants,
         *,
         text2cypher: Text2CypherConfig | None = None,
+        llm_stages: LlmStagesConfig | LlmStages | None = None,
+        embedding_rerank: EmbeddingReranker | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.token_counter = token_counter
         self.grants = grants
         self.text2cypher = text2cypher  # retrieval_mode=text2cypher: off unless enabled
+        # Query rewrite, LLM router, multi-issue rerank: each off unless configured. The
+        # stages (and their response cache) are shared by the providers with_grants makes.
+        self.llm_stages = (
+            LlmStages(llm_stages) if isinstance(llm_stages, LlmStagesConfig) else llm_stages
+        )
+        self.embedding_rerank = embedding_rerank  # the offline rerank (e.g. e5), off unless set
         # A long-running service sets this: a store that is only *temporarily* unavailable at
         # open (locked by another process, server restarting) is then opened in the
         # background, every REOPEN_INTERVAL_S, instead of failing the start.
@@ -231,7 +245,13 @@ class ContextProvider:
         its grants from ``grants``; this one is left as it was (see
         :func:`graphctx.server.factory.compose_service`)."""
         return ContextProvider(
-            self.store, self.embedder, self.token_counter, grants, text2cypher=self.text2cypher
+            self.store,
+            self.embedder,
+            self.token_counter,
+            grants,
+            text2cypher=self.text2cypher,
+            llm_stages=self.llm_stages,
+            embedding_rerank=self.embedding_rerank,
         )
 
     # --- async faces: documents, health, the explorer's surrounding text ---------------------
@@ -338,14 +358,32 @@ class ContextProvider:
             self.grants, request.namespace, request.principal_id, request.allowed_scopes
         )
         question = classify_question(request.query)
-        entities, trail = await self._lookup_entities(request, scopes, deadline)
-        route = plan_route(request.retrieval_mode, question=question, entities=entities)
+        (entities, trail), (choice, routed), rewrites = await asyncio.gather(
+            self._lookup_entities(request, scopes, deadline),
+            self._choose_routes(request, deadline),
+            self._propose_rewrites(request, deadline),
+        )
+        trail += routed
+        route = plan_route(
+            request.retrieval_mode,
+            question=question,
+            entities=entities,
+            llm_choice=None if choice is None else choice.routes,
+        )
         if request.retrieval_mode is RetrievalMode.TEXT2CYPHER:  # embeds nothing
             found, searched = await self._text2cypher(request, scopes, deadline)
         else:
+            # A graph route the LLM router chose is kept whenever the walk reaches anything.
+            llm_graph = choice is not None and RetrieverName.GRAPH in choice.routes
             found, searched = await self._search(
-                request, scopes, question, entities, route, deadline
+                request, scopes, question, entities, route, deadline, rewrites, llm_graph
             )
+            if isinstance(found, Fetched) and self.embedding_rerank is not None:
+                found, rescored = await self.embedding_rerank.rerank(request, found, deadline)
+                searched += rescored
+            if isinstance(found, Fetched) and self.llm_stages is not None:
+                found, reranked = await self.llm_stages.rerank(request, found, deadline)
+                searched += reranked
         trail += searched
         if isinstance(found, Fetched):  # the one tail: freshness, relevance, pack, gate
             ending, finished = await finish_bundle(
@@ -374,6 +412,20 @@ class ContextProvider:
             self._embedder_verified.add(namespace)
         return True
 
+    async def _choose_routes(
+        self, request: ContextRequest, deadline: Deadline
+    ) -> tuple[RouteChoice | None, Trail]:
+        if self.llm_stages is None:
+            return None, Trail()
+        return await self.llm_stages.choose_routes(request, deadline)
+
+    async def _propose_rewrites(
+        self, request: ContextRequest, deadline: Deadline
+    ) -> Rewrites | None:
+        if self.llm_stages is None:
+            return None
+        return await self.llm_stages.propose_rewrites(request, deadline)
+
     async def _lookup_entities(
         self, request: ContextRequest, scopes: frozenset[str], deadline: Deadline
     ) -> tuple[list[EntityMatch], Trail]:
@@ -398,19 +450,40 @@ class ContextProvider:
         entities: list[EntityMatch],
         route: RouteDecision,
         deadline: Deadline,
+        rewrites: Rewrites | None = None,
+        llm_graph: bool = False,
     ) -> tuple[Fetched | UnanswerableReason, Trail]:
-        """Full-text and vector search, fused; the graph walk joins when the route says so."""
+        """Full-text and vector search, fused; the graph walk joins when the route says so.
+        Each rewritten query's own search is fused in after the original's."""
         if not await self._verify_embedder(request.namespace, deadline):
             return UnanswerableReason.DEADLINE_EXCEEDED, Trail()
-        found = await gather_candidates(
+        candidates_at = deadline.slice_at(CANDIDATE_SHARE)
+        queries = [] if rewrites is None or rewrites.value is None else rewrites.value
+        original = gather_candidates(
             self.store,
             self.embedder,
             request.namespace,
             request.query,
             scopes,
             route.retrievers,
-            deadline.slice_at(CANDIDATE_SHARE),
+            candidates_at,
         )
+        rewritten: list[CandidateSet] = []
+        if queries:
+            found, rewritten = await asyncio.gather(
+                original,
+                search_rewrites(
+                    self.store,
+                    self.embedder,
+                    request.namespace,
+                    queries,
+                    scopes,
+                    route.retrievers,
+                    candidates_at,
+                ),
+            )
+        else:
+            found = await original
         started = time.monotonic()
         fusion = fuse_lists(found.ranked)
         fused_report = stage_report(
@@ -418,6 +491,16 @@ class ContextProvider:
         )
         trail = Trail(stages=(*found.reports, fused_report))
         fused, paths, graph_joined = fusion.candidates, {}, False
+        contributions: list[RewriteContribution] = []
+        known_views = list(found.views)
+        if rewritten:
+            pairs = [
+                (query, fuse_lists(rewrite.ranked).candidates)
+                for query, rewrite in zip(queries, rewritten, strict=True)
+            ]
+            fused, contributions = fuse_rewrites(fused, pairs, FUSED_POOL)
+            known_views += [view for rewrite in rewritten for view in rewrite.views]
+        trail += LlmStages.rewrite_trail(rewrites, contributions)
         if RetrieverName.GRAPH in route.retrievers:
             ranking = await rank_with_graph(
                 self.store,
@@ -427,7 +510,7 @@ class ContextProvider:
                 question,
                 scopes,
                 deadline.slice_at(EXPANSION_SHARE),
-                request.retrieval_mode,
+                RetrievalMode.GRAPH if llm_graph else request.retrieval_mode,
             )
             trail += _graph_trail(ranking)
             fused, graph_joined = ranking.candidates, ranking.joined
@@ -447,7 +530,7 @@ class ContextProvider:
         started = time.monotonic()
         # The candidate search may have read the candidates' scoped views already (Neo4j does,
         # in the same statement): only the others go through the scoped fetch.
-        known = {view.chunk_id: view for view in found.views}
+        known = {view.chunk_id: view for view in known_views}
         views = [known[c.chunk_id] for c in fused if c.chunk_id in known]
         missing = [c.chunk_id for c in fused if c.chunk_id not in known]
         if missing:

@@ -68,6 +68,20 @@ def add_graph_commands(sub: Any) -> None:
         action="store_true",
         help="skip the unanswerable evaluation (gold documents hidden, off-topic questions)",
     )
+    evaluate.add_argument(
+        "--llm-url",
+        help="OpenAI-compatible chat base URL (key: $GRAPHCTX_LLM_API_KEY): adds one column per"
+        " --llm-stages stage",
+    )
+    evaluate.add_argument("--llm-model", default="default", help="the chat model's name")
+    evaluate.add_argument(
+        "--llm-stages", default="rewrite,route,rerank", help="of rewrite, route, rerank"
+    )
+    evaluate.add_argument(
+        "--rerank-embedder",
+        help="an embedder spec (e.g. e5) that rescores the hybrid top 10 offline: adds the"
+        " hybrid+embedding-rerank column",
+    )
     add_embedder_argument(evaluate)
 
     graph = sub.add_parser("ingest-graph", help="write a declared graph file (YAML or JSONL)")
@@ -128,6 +142,7 @@ def _eval(args: argparse.Namespace) -> int:
     from graphctx.eval.unanswerable import run_unanswerable, unanswerable_markdown
 
     ks = tuple(int(k) for k in args.k.split(",") if k.strip())
+    stages = _llm_stages(args)  # a wrong --llm-stages fails before anything is loaded
     if args.corpus or args.questions:
         if not (args.corpus and args.questions):
             from graphctx.errors import InvalidRequestError
@@ -139,10 +154,39 @@ def _eval(args: argparse.Namespace) -> int:
         sets = [load_dataset(name, data, args.limit) for name in args.datasets]
     embedder = embedder_from_spec(args.embedder)
     print(f"embedder: {embedder.name}")
-    results = run_evaluation(sets, embedder, ks)
+    reranker = None
+    if args.rerank_embedder:
+        from graphctx.retrieve.assist.embedding_rerank import EmbeddingReranker
+
+        reranker = EmbeddingReranker(embedder_from_spec(args.rerank_embedder), share=0.9)
+    results = run_evaluation(sets, embedder, ks, stages, reranker)
     print(markdown_table(results))
     unanswerable = [] if args.skip_unanswerable else run_unanswerable(sets, embedder, ks)
     print(unanswerable_markdown(unanswerable))
     for path in write_reports(results, args.out, embedder.name, unanswerable):
         print(f"wrote {path}")
     return 0
+
+
+LLM_STAGE_NAMES = ("rewrite", "route", "rerank")
+
+
+def _llm_stages(args: argparse.Namespace) -> Any:
+    """The optional LLM stages ``eval`` adds columns for (None without ``--llm-url``)."""
+    if not args.llm_url:
+        return None
+    import os
+
+    from graphctx.errors import InvalidRequestError
+    from graphctx.llm.chat import OpenAICompatibleChat
+    from graphctx.retrieve.assist import LlmStages, LlmStagesConfig
+
+    names = {n.strip() for n in args.llm_stages.split(",") if n.strip()}
+    if not names or names - set(LLM_STAGE_NAMES):
+        raise InvalidRequestError(
+            f"--llm-stages takes {', '.join(LLM_STAGE_NAMES)}", field="llm_stages"
+        )
+    chat = OpenAICompatibleChat(
+        args.llm_url, args.llm_model, api_key=os.environ.get("GRAPHCTX_LLM_API_KEY")
+    )
+    return LlmStages(LlmStagesConfig(chat, **{n: True for n in names}))

@@ -36,10 +36,11 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     bench.add_argument(
         "what",
         nargs="?",
-        choices=["store", "lexical", "http", "entities", "neo4j", "cold"],
+        choices=["store", "lexical", "http", "entities", "neo4j", "cold", "llm"],
         default="store",
         help="neo4j: graphctx vs neo4j-graphrag on one server (NEO4J_URI, or one it starts);"
-        " cold: import and cold-CLI times in fresh processes",
+        " cold: import and cold-CLI times in fresh processes; llm: the optional LLM stages'"
+        " added latency against a local recorded chat server",
     )
     bench.add_argument(
         "--out",

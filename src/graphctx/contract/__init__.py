@@ -22,13 +22,16 @@ from graphctx.contract.response import (
     Limits,
     Manifest,
     ManifestBlock,
+    ModelStageReport,
     OptionalPages,
     PageRange,
     ProvenanceStep,
     RetrievalScores,
+    RewriteContribution,
     RouteDecision,
     Span,
     StageReport,
+    TokenUsage,
 )
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "Limits",
     "Manifest",
     "ManifestBlock",
+    "ModelStageReport",
     "NodeKind",
     "OptionalPages",
     "PageRange",
@@ -51,9 +55,11 @@ __all__ = [
     "RetrievalMode",
     "RetrievalScores",
     "RetrieverName",
+    "RewriteContribution",
     "RouteDecision",
     "Span",
     "StageReport",
     "StageStatus",
+    "TokenUsage",
     "UnanswerableReason",
 ]

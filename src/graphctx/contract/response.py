@@ -212,6 +212,60 @@ class RouteDecision(BaseModel):
     """Why the route was chosen, one sentence each."""
 
 
+class TokenUsage(BaseModel):
+    """Tokens a model call reported (the endpoint's own ``usage`` counts)."""
+
+    model_config = _FROZEN
+
+    prompt_tokens: Annotated[int, Field(ge=0)] = 0
+    """Tokens of the prompt, as the endpoint counted them."""
+    completion_tokens: Annotated[int, Field(ge=0)] = 0
+    """Tokens of the model's reply, as the endpoint counted them."""
+
+
+class RewriteContribution(BaseModel):
+    """One rewritten query the model proposed and what its candidates did to the ranking."""
+
+    model_config = _FROZEN
+
+    query: str
+    """The rewritten query, as the model proposed it."""
+    added: list[str] = Field(default_factory=list)
+    """Chunk ids its candidates brought into the pool."""
+    raised: list[str] = Field(default_factory=list)
+    """Chunk ids its candidates moved up the ranking."""
+
+
+class ModelStageReport(BaseModel):
+    """An optional LLM stage (query rewrite, LLM router, rerank) as it ran. Its status and
+    timing are in ``stages`` under the same ``stage`` name."""
+
+    model_config = _FROZEN
+
+    stage: str
+    """The stage's name, as in ``stages``."""
+    model: str
+    """The chat model that was asked."""
+    prompt_version: str
+    """The version of the stage's prompt (part of the response cache key)."""
+    cached: bool = False
+    """True when the reply came from the response cache (no model call, no tokens)."""
+    usage: TokenUsage | None = None
+    """The tokens the call cost; null when the endpoint reported none."""
+    applied: bool = False
+    """True when the stage changed the pipeline; false when it was skipped or failed."""
+    rewrites: list[RewriteContribution] = Field(default_factory=list)
+    """Query rewrite: each rewritten query and its contribution."""
+    routes: list[RetrieverName] = Field(default_factory=list)
+    """LLM router: the routes it chose among those the request's mode allows."""
+    ignored: list[str] = Field(default_factory=list)
+    """LLM router: routes it named that the request's mode does not allow."""
+    reasons: list[str] = Field(default_factory=list)
+    """LLM router: its reasons for the choice."""
+    order: list[str] = Field(default_factory=list)
+    """Rerank: chunk ids in the order the model gave."""
+
+
 class ManifestBlock(BaseModel):
     """One packed block, auditable without storing its text."""
 
@@ -265,6 +319,8 @@ class Manifest(BaseModel):
     """Candidates the packer left out, counted by reason (e.g. over budget, duplicate)."""
     blocks: list[ManifestBlock] = Field(default_factory=list)
     """One entry per packed item, in bundle order."""
+    model_stages: list[ModelStageReport] = Field(default_factory=list)
+    """The optional LLM stages that ran (query rewrite, LLM router, rerank); empty when off."""
 
     @model_validator(mode="after")
     def _deadline_stage_timed_out(self) -> Self:

@@ -7,7 +7,8 @@ For every question the same store answers five ways, all through the shared retr
 - ``hybrid``: both, fused by reciprocal rank (the provider's default);
 - ``hybrid+graph``: hybrid anchors and the entities the question names, expanded through the
   graph (retrieval mode ``graph``);
-- ``auto``: what the router chooses on its own (rules + ontology augmentation).
+- ``auto``: what the router chooses on its own (rules + ontology augmentation);
+- with the optional LLM stages configured, one column per stage (:mod:`.llm_columns`).
 
 Rankings are compared at document level (a document counts once, at its best chunk).
 Recall@k = |gold ∩ top-k| / |gold|, averaged over questions; MRR = 1 / rank of the first gold
@@ -35,10 +36,18 @@ from tqdm import tqdm
 from graphctx.contract import NodeKind, RetrievalMode, RetrieverName
 from graphctx.embed import Embedder
 from graphctx.eval.datasets import EvalSet, source_documents
+from graphctx.eval.llm_columns import (
+    EMBEDDING_RERANK_COLUMN,
+    StageTally,
+    embedding_reranked,
+    llm_rankings,
+)
 from graphctx.ingest.extract import ExtractionInput, ExtractionReport, OfflineExtractor
 from graphctx.ingest.extract.offline import title_names
 from graphctx.ingest.extract.shared_names import shared_name_nodes
 from graphctx.ingest.pipeline import IngestDefaults, ingest_sources
+from graphctx.retrieve.assist import LlmStages
+from graphctx.retrieve.assist.embedding_rerank import EmbeddingReranker
 from graphctx.retrieve.candidates import gather_candidates
 from graphctx.retrieve.entities import query_keys
 from graphctx.retrieve.fusion import fuse_lists
@@ -85,6 +94,7 @@ class DatasetResult:
     graph_only_gold: dict[str, int] = field(default_factory=dict)  # gold in top-5 via graph only
     routed_to_graph: int = 0  # questions for which auto chose the graph
     seconds: dict[str, float] = field(default_factory=dict)
+    llm_stages: dict[str, StageTally] = field(default_factory=dict)  # when configured
 
 
 def score(
@@ -202,6 +212,7 @@ async def _rank(
     query: str,
     document_of: dict[str, str],
     graph_only: bool,
+    llm: tuple[LlmStages | None, EmbeddingReranker | None, dict[str, StageTally]] | None = None,
 ) -> tuple[dict[str, list[str]], bool]:
     deadline = time.monotonic() + QUESTION_TIMEOUT_S
     found = await gather_candidates(
@@ -240,6 +251,21 @@ async def _rank(
             fused = graph.candidates
             routed = routed or (graph.joined and mode is RetrievalMode.AUTO)
         rankings[method] = _documents([ChunkHit(c.chunk_id, c.fused) for c in fused], document_of)
+    if llm is not None and not graph_only:
+        stages, reranker, tallies = llm
+        columns = {} if stages is None else await llm_rankings(
+            stages, store, embedder, EVAL_NAMESPACE, EVAL_SCOPES, query, found, question,
+            matches, tallies,
+        )  # fmt: skip
+        if reranker is not None:
+            tally = tallies.setdefault("embedding-rerank", StageTally())
+            columns[EMBEDDING_RERANK_COLUMN] = await embedding_reranked(
+                reranker, store, EVAL_NAMESPACE, EVAL_SCOPES, query, found, tally
+            )
+        for method, candidates in columns.items():
+            rankings[method] = _documents(
+                [ChunkHit(c.chunk_id, c.fused) for c in candidates], document_of
+            )
     return rankings, routed
 
 
@@ -251,6 +277,8 @@ async def _run_questions(
     result: DatasetResult,
     ks: Sequence[int],
     suffix: str = "",
+    llm_stages: LlmStages | None = None,
+    reranker: EmbeddingReranker | None = None,
 ) -> None:
     collected: dict[str, list[list[str]]] = {}
     routed = 0
@@ -259,8 +287,13 @@ async def _run_questions(
     for question in tqdm(
         eval_set.questions, desc=f"eval {eval_set.name}{suffix}", leave=False, disable=quiet
     ):
+        llm = (
+            None
+            if llm_stages is None and reranker is None
+            else (llm_stages, reranker, result.llm_stages)
+        )
         rankings, to_graph = await _rank(
-            store, embedder, question.question, document_of, graph_only
+            store, embedder, question.question, document_of, graph_only, llm
         )
         routed += to_graph
         for method, ranking in rankings.items():
@@ -279,9 +312,14 @@ async def _run_questions(
 
 
 async def evaluate_set(
-    eval_set: EvalSet, embedder: Embedder, ks: Sequence[int] = DEFAULT_KS
+    eval_set: EvalSet,
+    embedder: Embedder,
+    ks: Sequence[int] = DEFAULT_KS,
+    llm_stages: LlmStages | None = None,
+    reranker: EmbeddingReranker | None = None,
 ) -> DatasetResult:
-    """Ingest the set into a fresh embedded store and score every method on it."""
+    """Ingest the set into a fresh embedded store and score every method on it (and, with
+    ``llm_stages``, a column per configured stage on the first pass)."""
     result = DatasetResult(
         eval_set.name, eval_set.description, len(eval_set.documents), len(eval_set.questions)
     )
@@ -295,7 +333,16 @@ async def evaluate_set(
             if extraction is not None:
                 result.graph["offline"] = _report_dict(extraction)
             started = time.monotonic()
-            await _run_questions(store, embedder, eval_set, document_of, result, ks)
+            await _run_questions(
+                store,
+                embedder,
+                eval_set,
+                document_of,
+                result,
+                ks,
+                llm_stages=llm_stages,
+                reranker=reranker,
+            )
             result.seconds["questions"] = round(time.monotonic() - started, 1)
             concepts = await _add_concepts(store, eval_set, document_of)
             result.graph["concepts"] = concepts
@@ -325,6 +372,10 @@ def _report_dict(report: ExtractionReport) -> dict[str, object]:
 
 
 def run_evaluation(
-    sets: Sequence[EvalSet], embedder: Embedder, ks: Sequence[int] = DEFAULT_KS
+    sets: Sequence[EvalSet],
+    embedder: Embedder,
+    ks: Sequence[int] = DEFAULT_KS,
+    llm_stages: LlmStages | None = None,
+    reranker: EmbeddingReranker | None = None,
 ) -> list[DatasetResult]:
-    return [asyncio.run(evaluate_set(s, embedder, ks)) for s in sets]
+    return [asyncio.run(evaluate_set(s, embedder, ks, llm_stages, reranker)) for s in sets]

@@ -40,6 +40,23 @@ def markdown_table(results: Sequence[DatasetResult]) -> str:
             f" The router chose the graph for {result.routed_to_graph} of"
             f" {result.questions} questions (auto).\n"
         )
+        llm = {s: t for s, t in result.llm_stages.items() if s != "embedding-rerank"}
+        if llm:
+            tallies = "; ".join(
+                f"{stage}: asked {t.asked}, changed {t.applied}, failed/timed out {t.failed},"
+                f" {t.tokens} tokens"
+                for stage, t in llm.items()
+            )
+            lines.append(
+                f"LLM stages ({tallies}). Against a recorded or rule-following chat server these"
+                " columns demonstrate the mechanism, not a model's quality.\n"
+            )
+        rescored = result.llm_stages.get("embedding-rerank")
+        if rescored is not None:
+            lines.append(
+                f"Embedding rerank (offline, no endpoint): rescored {rescored.applied} of"
+                f" {result.questions} questions, failed/timed out {rescored.failed}.\n"
+            )
         concepts = result.graph.get("concepts")
         if isinstance(concepts, dict):
             lines.append(

@@ -7,6 +7,22 @@ OpenAI-compatible embedder share (redirect refusal, bounded retries, size cap, t
 """
 
 from graphctx.llm.chat import ChatError, OpenAICompatibleChat
-from graphctx.llm.port import ChatClient, ChatMessage, ChatRole
+from graphctx.llm.port import (
+    ChatClient,
+    ChatMessage,
+    ChatReply,
+    ChatRole,
+    ModelChat,
+    ModelReplyError,
+)
 
-__all__ = ["ChatClient", "ChatError", "ChatMessage", "ChatRole", "OpenAICompatibleChat"]
+__all__ = [
+    "ChatClient",
+    "ChatError",
+    "ChatMessage",
+    "ChatReply",
+    "ChatRole",
+    "ModelChat",
+    "ModelReplyError",
+    "OpenAICompatibleChat",
+]

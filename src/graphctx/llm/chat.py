@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 
 from graphctx.errors import ConfigurationError, OperatorError
-from graphctx.llm.port import ChatMessage
+from graphctx.llm.port import ChatMessage, ChatReply
 from graphctx.llm.transport import ErrorStatus, JsonTransport, ResponseTooLarge, RetryPolicy
 
 __all__ = ["ChatError", "OpenAICompatibleChat"]
@@ -75,6 +75,10 @@ class OpenAICompatibleChat:
         return f"OpenAICompatibleChat({self.base_url!r}, model={self.model!r})"
 
     def complete(self, messages: Sequence[ChatMessage]) -> str:
+        return self.reply(messages).text
+
+    def reply(self, messages: Sequence[ChatMessage]) -> ChatReply:
+        """The reply's text with the ``usage`` token counts the endpoint sent, if any."""
         outcome = self._transport.post(
             {
                 "model": self.model,
@@ -83,7 +87,7 @@ class OpenAICompatibleChat:
             }
         )
         if isinstance(outcome, bytes):
-            return _content(outcome)
+            return _reply(outcome)
         failure = outcome.failure
         if isinstance(failure, ResponseTooLarge):
             raise ChatError("chat response is too large")
@@ -98,7 +102,7 @@ class OpenAICompatibleChat:
         raise ChatError(f"chat endpoint failed after {outcome.attempts} attempts: {last}")
 
 
-def _content(raw: bytes) -> str:
+def _reply(raw: bytes) -> ChatReply:
     try:
         data = json.loads(raw)
         content = data["choices"][0]["message"]["content"]
@@ -106,4 +110,13 @@ def _content(raw: bytes) -> str:
         raise ChatError("chat response is not an OpenAI chat completion") from exc
     if not isinstance(content, str):
         raise ChatError("chat completion has no text content")
-    return content
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if not isinstance(usage, dict):
+        return ChatReply(content)
+    return ChatReply(
+        content, _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+    )
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

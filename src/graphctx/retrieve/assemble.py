@@ -21,6 +21,7 @@ from graphctx.contract import (
     Limits,
     Manifest,
     ManifestBlock,
+    ModelStageReport,
     NodeKind,
     PageRange,
     ProvenanceStep,
@@ -100,6 +101,7 @@ class Trail:
     left_out: frozenset[RetrieverName] = frozenset()  # ran, but did not join the ranking
     dropped_for_freshness: int = 0
     packing_drops: Mapping[str, int] = field(default_factory=dict)
+    model_stages: tuple[ModelStageReport, ...] = ()  # the optional LLM stages that ran
 
     def __add__(self, later: Trail) -> Trail:
         return Trail(
@@ -109,6 +111,7 @@ class Trail:
             left_out=self.left_out | later.left_out,
             dropped_for_freshness=self.dropped_for_freshness + later.dropped_for_freshness,
             packing_drops={**self.packing_drops, **later.packing_drops},
+            model_stages=self.model_stages + later.model_stages,
         )
 
 
@@ -192,6 +195,7 @@ def _manifest(
         dropped_for_freshness=trail.dropped_for_freshness,
         packing_drops=dict(trail.packing_drops),
         blocks=blocks,
+        model_stages=list(trail.model_stages),
     )
 
 

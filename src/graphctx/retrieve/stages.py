@@ -45,6 +45,10 @@ class Stage(StrEnum):
     TEXT2CYPHER_SCHEMA = "text2cypher.schema"
     TEXT2CYPHER_LLM = "text2cypher.llm"
     TEXT2CYPHER_RUN = "text2cypher.run"
+    LLM_REWRITE = "llm.rewrite"  # the optional LLM stages (graphctx.retrieve.assist)
+    LLM_ROUTE = "llm.route"
+    LLM_RERANK = "llm.rerank"
+    EMBEDDING_RERANK = "embedding.rerank"  # the offline alternative to llm.rerank
 
     @classmethod
     def candidates(cls, retriever: RetrieverName) -> Stage:

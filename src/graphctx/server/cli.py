@@ -131,13 +131,14 @@ def _serve(args: argparse.Namespace) -> int:
         )
     configure_logging(settings.log_level)
     store = getattr(args, "store", None) or settings.store
+    stages = None if settings.llm_stages is None else settings.llm_stages.build()
     if args.mcp_stdio:
-        provider = build_provider(store, args.embedder or settings.embedder)
+        provider = build_provider(store, args.embedder or settings.embedder, llm_stages=stages)
         anyio.run(serve_stdio, settings, provider)
         return 0
     # Bound before anything is built: a port in use is a one-line error, not a log line.
     listener = bind_listener(args.host or settings.host, _port(args, settings.port))
-    provider = build_provider(store, args.embedder or settings.embedder)
+    provider = build_provider(store, args.embedder or settings.embedder, llm_stages=stages)
     run_uvicorn(create_app(settings, provider), listener)
     return 0
 

@@ -38,6 +38,9 @@ from graphctx.contract.request import (
     NAMESPACE_PATTERN,
 )
 from graphctx.errors import ConfigurationError
+from graphctx.llm.chat import OpenAICompatibleChat
+from graphctx.retrieve.assist import LlmStagesConfig
+from graphctx.retrieve.assist.cache import DEFAULT_CACHE_SIZE
 from graphctx.server.keys import KEY_ID_PATTERN, validate_key_hash
 
 __all__ = [
@@ -119,6 +122,44 @@ class LimitsConfig(BaseModel):
     rate_burst: Annotated[int, Field(gt=0)] = 40
 
 
+class LlmStagesSettings(BaseModel):
+    """The optional LLM stages (query rewrite, LLM router, multi-issue rerank), each off
+    unless set, over one OpenAI-compatible chat endpoint."""
+
+    model_config = _CLOSED
+
+    base_url: Annotated[str, Field(pattern=r"^https?://")]
+    model: str
+    api_key: SecretStr | None = None
+    timeout_s: Annotated[float, Field(gt=0, le=120)] = 10.0
+    max_retries: Annotated[int, Field(ge=0, le=5)] = 1
+    rewrite: bool = False
+    route: bool = False
+    rerank: bool = False
+    max_rewrites: Annotated[int, Field(ge=1, le=10)] = 3
+    rerank_top_n: Annotated[int, Field(ge=2, le=50)] = 10
+    cache_size: Annotated[int, Field(ge=0)] = DEFAULT_CACHE_SIZE
+
+    def build(self) -> LlmStagesConfig:
+        key = self.api_key.get_secret_value() if self.api_key is not None else None
+        chat = OpenAICompatibleChat(
+            self.base_url,
+            self.model,
+            api_key=key,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+        )
+        return LlmStagesConfig(
+            chat,
+            rewrite=self.rewrite,
+            route=self.route,
+            rerank=self.rerank,
+            max_rewrites=self.max_rewrites,
+            rerank_top_n=self.rerank_top_n,
+            cache_size=self.cache_size,
+        )
+
+
 class ServiceSettings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="GRAPHCTX_", env_nested_delimiter="__", extra="forbid", frozen=True
@@ -137,6 +178,7 @@ class ServiceSettings(BaseSettings):
     # cookies), so no credentials mode: a listed page can call only with a key it holds.
     cors_origins: list[Origin] = Field(default_factory=list)
     log_level: str = "INFO"
+    llm_stages: LlmStagesSettings | None = None  # off unless configured
 
     @field_validator("keys")
     @classmethod

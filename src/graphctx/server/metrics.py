@@ -54,6 +54,18 @@ class Metrics:
             ["stage", "reason"],
             registry=self.registry,
         )
+        self.llm_tokens = Counter(
+            "graphctx_llm_tokens",
+            "Tokens the optional LLM stages spent (cache hits spend none), by stage and kind.",
+            ["stage", "kind"],
+            registry=self.registry,
+        )
+        self.llm_calls = Counter(
+            "graphctx_llm_calls",
+            "Optional LLM stage calls, by stage and whether the response cache answered.",
+            ["stage", "cache"],
+            registry=self.registry,
+        )
         self.errors = Counter(
             "graphctx_errors",
             "Errors returned, by stable code.",
@@ -71,6 +83,11 @@ class Metrics:
         self.results.labels(face).observe(len(response.items))
         for denial in response.denied:
             self.denials.labels(denial.stage, denial.reason.value).inc(denial.count)
+        for model in response.manifest.model_stages:
+            self.llm_calls.labels(model.stage, "hit" if model.cached else "miss").inc()
+            if model.usage is not None and not model.cached:
+                self.llm_tokens.labels(model.stage, "prompt").inc(model.usage.prompt_tokens)
+                self.llm_tokens.labels(model.stage, "completion").inc(model.usage.completion_tokens)
 
     def observe_error(self, code: str) -> None:
         self.errors.labels(code).inc()

@@ -21,7 +21,10 @@ __all__ = ["ChatBody", "FakeChatServer", "completion"]
 
 
 def completion(body: ChatBody, reply: str, number: int) -> ChatBody:
-    """An OpenAI ``chat.completion`` object answering ``reply`` to ``body``."""
+    """An OpenAI ``chat.completion`` object answering ``reply`` to ``body``; its ``usage``
+    counts the whitespace-separated words of the messages and of the reply."""
+    prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+    answered = len(reply.split())
     return {
         "id": f"chatcmpl-fake-{number}",
         "object": "chat.completion",
@@ -34,14 +37,19 @@ def completion(body: ChatBody, reply: str, number: int) -> ChatBody:
                 "finish_reason": "stop",
             }
         ],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": answered,
+            "total_tokens": prompt + answered,
+        },
     }
 
 
 class FakeChatServer:
     """POSTs to ``*/chat/completions`` are recorded in ``requests`` and answered by
     ``answer(body)`` (a reply, or None for HTTP 500); every other request is counted in
-    ``stray_requests`` and gets 404."""
+    ``stray_requests`` and gets 404. A reply reports ``usage`` as the endpoint would: here,
+    the whitespace-separated words of the messages and of the reply."""
 
     def __init__(self, answer: Callable[[ChatBody], str | None]) -> None:
         self.requests: list[ChatBody] = []
