@@ -9,8 +9,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fake_chat import ChatBody, FakeChatServer
-
 from graphctx.context import default_token_counter
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
 from graphctx.embed import Embedder
@@ -19,6 +17,7 @@ from graphctx.provider import ContextProvider
 from graphctx.retrieve.assist import LlmStagesConfig
 from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.testing.fake_chat import ChatBody, FakeChatServer
 
 NAMESPACE = "labour"
 DOCS = {

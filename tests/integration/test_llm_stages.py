@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from fake_chat import ChatBody
 from llm_stages_world import (
     NAMESPACE,
     RecordedChat,
@@ -33,6 +32,7 @@ from graphctx.demo.run import DEMO_NAMESPACE, demo_provider, load_script
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.retrieve.assist import LlmStagesConfig
 from graphctx.server.metrics import Metrics
+from graphctx.testing.fake_chat import ChatBody
 
 SACKED = "I was sacked by my employer, what now?"
 TWO_ISSUES = "How much is overtime paid and how many days of annual leave do I get?"

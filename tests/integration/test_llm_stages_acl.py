@@ -12,7 +12,6 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from fake_chat import ChatBody
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from llm_stages_world import RecordedChat, chat_for, stage_of
@@ -25,6 +24,7 @@ from graphctx.provider import ContextProvider
 from graphctx.retrieve.assist import LlmStagesConfig
 from graphctx.retrieve.authorize import StaticGrants
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.testing.fake_chat import ChatBody
 
 SCOPES = ("hr", "finance", "board", "ops")
 TOPICS = ("overtime pay", "annual leave", "severance pay", "dismissal notice")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-from fake_chat import ChatBody
 from llm_stages_world import DOCS, RecordedChat, chat_for, stage_of
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
@@ -14,6 +13,7 @@ from graphctx.eval.llm_columns import LLM_COLUMNS
 from graphctx.eval.quality import METHODS, evaluate_set
 from graphctx.eval.report import markdown_table
 from graphctx.retrieve.assist import LlmStages, LlmStagesConfig
+from graphctx.testing.fake_chat import ChatBody
 
 EVAL_SET = EvalSet(
     "labour",
