@@ -110,7 +110,8 @@ def test_probes(harness: Harness) -> None:
         ("rita", lambda c: c.list_documents(namespace="beta"), NotFoundError, "not_found"),
         ("rita", lambda c: c.search(QUESTION, limit=0), InvalidRequestError, "invalid_request"),
         ("rita", lambda c: c.delete_document("alpha-runbook"), AccessDeniedError, "write_denied"),
-        ("rita", lambda c: c.search("x" * 3000), LimitExceededError, "limit_exceeded"),
+        ("rita", lambda c: c.search("x" * 4001), InvalidRequestError, "invalid_request"),
+        ("rita", lambda c: c.search(QUESTION, limit=500), LimitExceededError, "limit_exceeded"),
     ],
 )
 def test_a_refusal_is_the_typed_error_the_service_raised(
