@@ -37,6 +37,10 @@ def run_bench_command(args: argparse.Namespace) -> int:
         from graphctx_lab.bench.cold import run_cold_bench
 
         return run_cold_bench(args.out, baseline=args.baseline)
+    if args.what == "ingest":
+        from graphctx_lab.bench.ingest import run_ingest_bench
+
+        return run_ingest_bench(args.out, data, args.documents, args.baseline)
     if args.what == "http":
         from graphctx_lab.bench.http import run_load_bench
 
