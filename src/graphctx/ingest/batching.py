@@ -46,7 +46,6 @@ class PendingDocument:
     index: int  # its place in the ingest's input (results are reported in that order)
     source: SourceDocument
     document: NewDocument
-    first_of_id: bool  # no earlier document of the run has its id
 
 
 def embed_workers() -> int:

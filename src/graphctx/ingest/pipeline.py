@@ -266,10 +266,9 @@ class _Run:
         only for an id's first document, before any document of the run has written it."""
         try:
             document = build_document(source, root, self.defaults)
-            first = document.document_id not in self._seen
+            if document.document_id in self._seen:
+                return PendingDocument(index, source, document)
             self._seen.add(document.document_id)
-            if not first:
-                return PendingDocument(index, source, document, first_of_id=False)
             expected = self._expected(document.document_id, source.origin)
             latest = await self.store.latest_version(document.namespace, document.document_id)
             check_expectation(expected, latest)
@@ -287,7 +286,7 @@ class _Run:
             self.slots[index] = (unchanged, None)
             self._settle(document.document_id, latest)
             return None
-        return PendingDocument(index, source, document, first_of_id=True)
+        return PendingDocument(index, source, document)
 
     def _expected(self, document_id: str, origin: str) -> Expectation | None:
         if self.expectations is None:
