@@ -4,9 +4,10 @@ Two drivers, two paths. Reads use the read driver only, always in a READ access-
 transaction whose server-side timeout is the time left until the caller's deadline, inside a
 client-side ``asyncio.timeout`` of the same budget plus a small grace, so a hung connection
 cannot hold a request either (:mod:`.sessions`). Writes use a separate driver (its
-credentials may differ) in managed write transactions, one per document or batch, retried through an
-outage for at most ``write_retry_s``; a write takes a lock on its ``Namespace`` node, so
-writers of a namespace are serialised as in the embedded store. Driver errors become typed
+credentials may differ) in managed write transactions, one per document or batch
+(``write_documents``), retried through an outage for at most ``write_retry_s``; a write
+takes a lock on its ``Namespace`` node, so writers of a namespace are serialised as in the
+embedded store. Driver errors become typed
 graphctx errors in :mod:`.failures`.
 
 Semantics mirror :class:`graphctx.store.sqlite.store.SqliteGraphStore` exactly; how scopes
