@@ -43,6 +43,10 @@ def run_bench_command(args: argparse.Namespace) -> int:
         from graphctx_lab.bench.llm_stages import run_llm_stages_bench
 
         return run_llm_stages_bench(args.out)
+    if args.what == "ingest":
+        from graphctx_lab.bench.ingest import run_ingest_bench
+
+        return run_ingest_bench(args.out, data, args.documents, args.baseline)
     if args.what == "http":
         from graphctx_lab.bench.http import run_load_bench
 

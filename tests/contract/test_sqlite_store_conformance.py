@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.testing.batch_conformance import BatchWriteConformance
 from graphctx.testing.conformance import GraphStoreConformance
 from graphctx.testing.graph_conformance import GraphLayerConformance
 from graphctx.testing.lifecycle_conformance import GraphLifecycleConformance
@@ -14,7 +15,11 @@ from graphctx.testing.write_conformance import WriteSafetyConformance
 
 
 class TestSqliteGraphStore(
-    GraphStoreConformance, GraphLayerConformance, GraphLifecycleConformance, WriteSafetyConformance
+    GraphStoreConformance,
+    GraphLayerConformance,
+    GraphLifecycleConformance,
+    WriteSafetyConformance,
+    BatchWriteConformance,
 ):
     @pytest.fixture
     def store(self, runner: asyncio.Runner, tmp_path: Path) -> Iterator[SqliteGraphStore]:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from graphctx.store.neo4j import Neo4jGraphStore
+from graphctx.testing.batch_conformance import BatchWriteConformance
 from graphctx.testing.conformance import GraphStoreConformance
 from graphctx.testing.graph_conformance import GraphLayerConformance
 from graphctx.testing.lifecycle_conformance import GraphLifecycleConformance
@@ -18,7 +19,11 @@ pytestmark = pytest.mark.neo4j
 
 
 class TestNeo4jGraphStore(
-    GraphStoreConformance, GraphLayerConformance, GraphLifecycleConformance, WriteSafetyConformance
+    GraphStoreConformance,
+    GraphLayerConformance,
+    GraphLifecycleConformance,
+    WriteSafetyConformance,
+    BatchWriteConformance,
 ):
     @pytest.fixture
     def store(self, runner: asyncio.Runner, neo4j_server: Any) -> Iterator[Neo4jGraphStore]:

@@ -17,26 +17,22 @@ import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import httpx
 import pytest
 
 from graphctx.context import default_token_counter
 from graphctx.embed import UniversalSentenceEncoderEmbedder
-from graphctx.errors import DocumentConflictError
+from graphctx.errors import DocumentConflictError, InvalidDocumentError
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.server.app import create_app
 from graphctx.server.config import ServiceSettings
 from graphctx.server.keys import generate_key, hash_key
 from graphctx.server.models import IngestResult, SearchResponse
-from graphctx.store.records import NewChunk, NewDocument, WriteResult
-from graphctx.testing.serve import serve_in_thread
-
-if TYPE_CHECKING:
-    from graphctx.store.records import Expectation
+from graphctx.store.records import DocumentWrite, WriteResult
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.testing.serve import serve_in_thread
 
 HOLD_TIMEOUT_S = 30.0
 ENG_MARKER = "ENGONLY-1717 deploy freeze calendar"
@@ -52,8 +48,9 @@ GRANTS = {
 
 
 class HeldWriteStore(SqliteGraphStore):
-    """The real SQLite store; the write of a document whose text holds ``hold_marker`` waits,
-    after every check above the store has passed, until ``release`` is set."""
+    """The real SQLite store; the write of a batch with a document whose text holds
+    ``hold_marker`` waits, after every check above the store has passed, until ``release``
+    is set."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
@@ -61,17 +58,14 @@ class HeldWriteStore(SqliteGraphStore):
         self.holding = threading.Event()
         self.release = threading.Event()
 
-    async def write_document(
-        self,
-        document: NewDocument,
-        chunks: Sequence[NewChunk],
-        embedder_name: str,
-        **conditions: Expectation | None,
-    ) -> WriteResult:
-        if self.hold_marker is not None and self.hold_marker in document.text:
+    async def write_documents(
+        self, namespace: str, writes: Sequence[DocumentWrite], embedder_name: str
+    ) -> list[WriteResult | InvalidDocumentError]:
+        marker = self.hold_marker
+        if marker is not None and any(marker in w.document.text for w in writes):
             self.holding.set()
             await asyncio.to_thread(self.release.wait, HOLD_TIMEOUT_S)
-        return await super().write_document(document, chunks, embedder_name, **conditions)
+        return await super().write_documents(namespace, writes, embedder_name)
 
 
 @pytest.fixture

@@ -36,11 +36,12 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     bench.add_argument(
         "what",
         nargs="?",
-        choices=["store", "lexical", "http", "entities", "neo4j", "cold", "llm"],
+        choices=["store", "lexical", "http", "entities", "neo4j", "cold", "llm", "ingest"],
         default="store",
         help="neo4j: graphctx vs neo4j-graphrag on one server (NEO4J_URI, or one it starts);"
-        " cold: import and cold-CLI times in fresh processes; llm: the optional LLM stages'"
-        " added latency against a local recorded chat server",
+        " cold: import and cold-CLI times in fresh processes; llm: the optional LLM stages\x27"
+        " added latency against a local recorded chat server;"
+        " ingest: chunks/s of embedder, store and end to end on both backends",
     )
     bench.add_argument(
         "--out",
@@ -56,8 +57,9 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     bench.add_argument("--clients", type=int, default=50, help="http: concurrent clients")
     bench.add_argument("--requests", type=int, default=2000, help="http: requests in total")
     bench.add_argument(
-        "--baseline", type=Path, help="cold: an older tree's src/ to time side by side"
+        "--baseline", type=Path, help="cold, ingest: an older tree's src/ to time side by side"
     )
+    bench.add_argument("--documents", type=int, default=1000, help="ingest: documents")
 
 
 def add_chaos_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

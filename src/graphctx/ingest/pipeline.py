@@ -1,8 +1,13 @@
-"""Ingest: load files, chunk with exact spans, embed, and write one transaction per document.
+"""Ingest: load files, chunk with exact spans, embed, and write in batched transactions.
 
 Idempotent: a document whose text and metadata are unchanged is skipped before embedding;
 a changed one becomes a new version and its predecessor reads as stale. A bad file is
 reported with its reason and the rest proceeds; nothing is ever half-written.
+
+Throughput: documents go in batches (:mod:`graphctx.ingest.batching`) to embedding worker
+threads, a few batches ahead, while the batch before them is written in one transaction
+(``GraphStore.write_documents``). Batches depend on the input alone and are written in input
+order, so the store ends the same whatever the timing.
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ import asyncio
 import hashlib
 import json
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +32,7 @@ from graphctx.contract.request import (
 )
 from graphctx.embed.port import Embedder
 from graphctx.errors import DocumentConflictError, InvalidDocumentError, InvalidRequestError
-from graphctx.ingest.chunking import chunk_document
+from graphctx.ingest.batching import BatchCutter, PendingDocument, embed_sources, embed_workers
 from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport, GraphExtractor
 from graphctx.ingest.loaders import load_path
 from graphctx.ingest.scope_ceiling import check_scope_ceiling, document_scopes
@@ -34,6 +41,7 @@ from graphctx.store.namespace_embedder import require_same_embedder
 from graphctx.store.port import GraphStore
 from graphctx.store.records import (
     DocumentDates,
+    DocumentWrite,
     Expectation,
     NewChunk,
     NewDocument,
@@ -164,21 +172,18 @@ async def ingest_sources(
     require_same_embedder(defaults.namespace, stored, embedder.name)
     report = IngestReport(namespace=defaults.namespace)
     started = time.monotonic()
+    run = _Run(store, embedder, defaults, None if expected is None else dict(expected))
+    await run.ingest(sources, root, progress)
     to_extract: list[tuple[SourceDocument, str]] = []
     # Each document's latest chunks (id, text), as its write returned them or as read for
     # the graph check; every extracted source of that id gets its latest ones.
     latest_chunks: dict[str, Chunks] = {}
-    expectations = None if expected is None else dict(expected)
-    for source in tqdm(sources, desc="ingest", unit="doc", disable=not progress, leave=False):
-        try:
-            outcome, latest, chunks = await _ingest_one(
-                store, embedder, source, root, defaults, expectations
-            )
-        except InvalidDocumentError as exc:
-            report.errors.append(FileError(source.origin, exc.code, exc.message))
+    for source, slot in zip(sources, run.slots, strict=True):
+        if isinstance(slot, FileError):
+            report.errors.append(slot)
             continue
-        if expectations is not None:
-            expectations[outcome.document_id] = Expectation(latest)
+        assert slot is not None, "every source ends written, unchanged or refused"
+        outcome, chunks = slot
         report.documents.append(outcome)
         if extractor is None:
             continue
@@ -195,6 +200,142 @@ async def ingest_sources(
         report.graph = await write_extracted(store, extractor, defaults.namespace, inputs)
     report.elapsed_s = time.monotonic() - started
     return report
+
+
+# What became of one source: its outcome with, when this run wrote a version, that version's
+# chunks (id, text) in document order; or why it was refused.
+Slot = tuple[IngestedDocument, Chunks | None] | FileError
+
+
+class _Run:
+    """One ingest's documents through pre-check, embedding (worker threads, a few batches
+    ahead) and batched writes, in input order (:mod:`graphctx.ingest.batching`)."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        embedder: Embedder,
+        defaults: IngestDefaults,
+        expectations: dict[str, Expectation] | None,
+    ) -> None:
+        self.store, self.embedder, self.defaults = store, embedder, defaults
+        self.expectations = expectations
+        self.slots: list[Slot | None] = []
+        self._seen: set[str] = set()
+        self._workers = embed_workers()
+
+    async def ingest(self, sources: Sequence[SourceDocument], root: Path, progress: bool) -> None:
+        self.slots = [None] * len(sources)
+        loop = asyncio.get_running_loop()
+        cutter = BatchCutter()
+        embedding: deque[tuple[list[PendingDocument], asyncio.Future[list[list[NewChunk]]]]]
+        embedding = deque()
+        with ThreadPoolExecutor(self._workers, thread_name_prefix="graphctx-embed") as pool:
+            try:
+                bar = tqdm(sources, desc="ingest", unit="doc", disable=not progress, leave=False)
+                for index, source in enumerate(bar):
+                    pending = await self._pre_check(index, source, root)
+                    for batch in [] if pending is None else cutter.add(pending):
+                        embedding.append((batch, self._embed(loop, pool, batch)))
+                        # Write the oldest batch while the workers embed the next ones.
+                        while len(embedding) > self._workers:
+                            await self._write(*embedding.popleft())
+                last = cutter.flush()
+                if last:
+                    embedding.append((last, self._embed(loop, pool, last)))
+                while embedding:
+                    await self._write(*embedding.popleft())
+            finally:
+                for _, future in embedding:
+                    future.cancel()
+
+    def _embed(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        pool: ThreadPoolExecutor,
+        batch: list[PendingDocument],
+    ) -> asyncio.Future[list[list[NewChunk]]]:
+        sources = [pending.source for pending in batch]
+        return loop.run_in_executor(pool, embed_sources, sources, self.embedder)
+
+    async def _pre_check(
+        self, index: int, source: SourceDocument, root: Path
+    ) -> PendingDocument | None:
+        """Build the document; report it refused or unchanged here (nothing to embed) or
+        return it to embed. A repeated id is decided by its write alone: the store is read
+        only for an id's first document, before any document of the run has written it."""
+        try:
+            document = build_document(source, root, self.defaults)
+            if document.document_id in self._seen:
+                return PendingDocument(index, source, document)
+            self._seen.add(document.document_id)
+            expected = self._expected(document.document_id, source.origin)
+            latest = await self.store.latest_version(document.namespace, document.document_id)
+            check_expectation(expected, latest)
+        except InvalidDocumentError as exc:
+            self.slots[index] = FileError(source.origin, exc.code, exc.message)
+            return None
+        if latest is not None and (latest.content_hash, latest.metadata_hash, latest.scopes) == (
+            document.content_hash,
+            document.metadata_hash,
+            document.scopes,
+        ):
+            unchanged = IngestedDocument(
+                source.origin, document.document_id, WriteOutcome.UNCHANGED, latest.version, 0
+            )
+            self.slots[index] = (unchanged, None)
+            self._settle(document.document_id, latest)
+            return None
+        return PendingDocument(index, source, document)
+
+    def _expected(self, document_id: str, origin: str) -> Expectation | None:
+        if self.expectations is None:
+            return None
+        expected = self.expectations.get(document_id)
+        if expected is None:
+            raise DocumentConflictError(path=origin)
+        return expected
+
+    def _settle(self, document_id: str, latest: StoredVersion | None) -> None:
+        """A later document of the same id expects what this one left."""
+        if self.expectations is not None:
+            self.expectations[document_id] = Expectation(latest)
+
+    async def _write(
+        self, batch: list[PendingDocument], embedded: asyncio.Future[list[list[NewChunk]]]
+    ) -> None:
+        chunks_of = await embedded
+        writes: list[DocumentWrite] = []
+        written: list[tuple[PendingDocument, list[NewChunk]]] = []
+        for pending, chunks in zip(batch, chunks_of, strict=True):
+            try:
+                expected = self._expected(pending.document.document_id, pending.source.origin)
+            except DocumentConflictError as exc:
+                self.slots[pending.index] = FileError(pending.source.origin, exc.code, exc.message)
+                continue
+            writes.append(DocumentWrite(pending.document, tuple(chunks), expected))
+            written.append((pending, chunks))
+        if not writes:
+            return
+        results = await self.store.write_documents(
+            self.defaults.namespace, writes, self.embedder.name
+        )
+        for (pending, chunks), result in zip(written, results, strict=True):
+            origin = pending.source.origin
+            if isinstance(result, InvalidDocumentError):
+                self.slots[pending.index] = FileError(origin, result.code, result.message)
+                continue
+            self._settle(result.document_id, result.latest)
+            outcome = IngestedDocument(
+                origin, result.document_id, result.outcome, result.version, result.chunks_written
+            )
+            if result.outcome not in (WriteOutcome.ADDED, WriteOutcome.NEW_VERSION):
+                self.slots[pending.index] = (outcome, None)
+                continue
+            in_order = sorted(
+                zip(result.chunk_ids, chunks, strict=True), key=lambda w: w[1].ordinal
+            )
+            self.slots[pending.index] = (outcome, tuple((cid, c.text) for cid, c in in_order))
 
 
 async def write_extracted(
@@ -262,57 +403,11 @@ def _validate_defaults(defaults: IngestDefaults) -> None:
             raise InvalidRequestError(f"scope {scope!r} must match {NAME_PATTERN}", field="scopes")
 
 
-async def _ingest_one(
-    store: GraphStore,
-    embedder: Embedder,
-    source: SourceDocument,
-    root: Path,
-    defaults: IngestDefaults,
-    expectations: Mapping[str, Expectation] | None,
-) -> tuple[IngestedDocument, StoredVersion | None, Chunks | None]:
-    """Write one document; also return its latest version afterwards and, when this wrote a
-    version (added, new version), that version's chunks as written, in document order."""
-    document = build_document(source, root, defaults)
-    expected = None
-    if expectations is not None:
-        expected = expectations.get(document.document_id)
-        if expected is None:
-            raise DocumentConflictError(path=source.origin)
-    latest = await store.latest_version(document.namespace, document.document_id)
-    check_expectation(expected, latest)
-    if latest is not None and (latest.content_hash, latest.metadata_hash, latest.scopes) == (
-        document.content_hash,
-        document.metadata_hash,
-        document.scopes,
-    ):
-        unchanged = IngestedDocument(
-            source.origin, document.document_id, WriteOutcome.UNCHANGED, latest.version, 0
-        )
-        return unchanged, latest, None
-    chunks = await asyncio.to_thread(embed_chunks, source, embedder)
-    written = await store.write_document(document, chunks, embedder.name, expected=expected)
-    outcome = IngestedDocument(
-        source.origin,
-        written.document_id,
-        written.outcome,
-        written.version,
-        written.chunks_written,
-    )
-    if written.outcome not in (WriteOutcome.ADDED, WriteOutcome.NEW_VERSION):
-        return outcome, written.latest, None
-    in_order = sorted(zip(written.chunk_ids, chunks, strict=True), key=lambda w: w[1].ordinal)
-    return outcome, written.latest, tuple((chunk_id, chunk.text) for chunk_id, chunk in in_order)
-
-
 def embed_chunks(source: SourceDocument, embedder: Embedder) -> list[NewChunk]:
-    """Chunk a document with exact spans and embed every chunk: everything its version
-    writes besides the document row, computed before the write transaction opens."""
-    spans = chunk_document(source)
-    vectors = embedder.embed_documents([s.text for s in spans])
-    return [
-        NewChunk(s.ordinal, s.start_char, s.end_char, s.text, vectors[i], s.heading_path)
-        for i, s in enumerate(spans)
-    ]
+    """One document's chunks with exact spans, embedded: everything its version writes
+    besides the document row, computed before the write transaction opens."""
+    (chunks,) = embed_sources([source], embedder)
+    return chunks
 
 
 def build_document(source: SourceDocument, root: Path, defaults: IngestDefaults) -> NewDocument:

@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from graphctx.errors import InvalidDocumentError
 from graphctx.store.namespace_embedder import EmbedderRecord
 from graphctx.store.records import (
     ChunkHit,
     ChunkView,
     DocumentSummary,
+    DocumentWrite,
     EntityMatch,
     ExpansionPolicy,
     ExpansionResult,
@@ -66,6 +68,16 @@ class GraphStore(Protocol):
         the latest version is still the expected one inside that transaction (else
         ``DocumentConflictError``). A write that would widen an older version's scopes is
         refused (``InvalidDocumentError``, code ``scope_widening_refused``)."""
+        ...
+
+    async def write_documents(
+        self, namespace: str, writes: Sequence[DocumentWrite], embedder_name: str
+    ) -> list[WriteResult | InvalidDocumentError]:
+        """Write a batch of documents of ``namespace`` in one transaction, with exactly the
+        store contents that ``write_document`` on each in turn would leave (ids, order,
+        versions). A document a rule refuses (``InvalidDocumentError``: a conflict, scope
+        widening) writes nothing and gets its error in its slot; the others are written.
+        Any other failure raises and writes nothing of the batch."""
         ...
 
     async def delete_document(

@@ -93,6 +93,16 @@ class Expectation:
 
 
 @dataclass(frozen=True)
+class DocumentWrite:
+    """One document of a batch write (``GraphStore.write_documents``): the version, its
+    embedded chunks, and the compare-and-set condition, as ``write_document`` takes them."""
+
+    document: NewDocument
+    chunks: tuple[NewChunk, ...]
+    expected: Expectation | None = None
+
+
+@dataclass(frozen=True)
 class WriteResult:
     outcome: WriteOutcome
     document_id: str

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
 
-from graphctx.errors import StoreUnavailableError
+from graphctx.errors import InvalidDocumentError, StoreUnavailableError
 from graphctx.store.candidate_lists import CandidateSearch, QueryVector
 from graphctx.store.candidate_search import compose_candidate_search
 from graphctx.store.namespace_embedder import EmbedderRecord
@@ -35,6 +35,7 @@ from graphctx.store.records import (
     ChunkHit,
     ChunkView,
     DocumentSummary,
+    DocumentWrite,
     EntityMatch,
     ExpansionPolicy,
     ExpansionResult,
@@ -176,6 +177,11 @@ class FaultyStore:
         expected: Expectation | None = None,
     ) -> WriteResult:
         return await self.inner.write_document(document, chunks, embedder_name, expected=expected)
+
+    async def write_documents(
+        self, namespace: str, writes: Sequence[DocumentWrite], embedder_name: str
+    ) -> list[WriteResult | InvalidDocumentError]:
+        return await self.inner.write_documents(namespace, writes, embedder_name)
 
     async def delete_document(
         self, namespace: str, document_id: str, *, expected: Expectation | None = None

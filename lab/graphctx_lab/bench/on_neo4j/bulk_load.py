@@ -31,7 +31,7 @@ __all__ = ["BULK_BATCH", "PORT_SAMPLE", "bulk_write", "ingest_step", "scalar_cou
 PORT_SAMPLE = 500  # documents per size step written through the GraphStore port
 BULK_BATCH = 500  # documents per bulk-load transaction
 
-# Bulk load: the layout of ``queries.CREATE_VERSION`` + ``CREATE_CHUNKS`` for new documents.
+# Bulk load: the layout of ``queries.CREATE_VERSIONS`` + ``CREATE_CHUNKS`` for new documents.
 BULK_RESERVE_SEQ = """
 MATCH (n:Namespace {name: $namespace})
 WITH n, n.chunk_seq AS base

@@ -109,23 +109,29 @@ RETURN versions[0] AS version, edition
 PING: Final = "RETURN 1 AS ok"
 
 # --- write path: documents ------------------------------------------------------------------
-# Locks the namespace (serialising its writers) and returns what a write needs to decide:
-# the namespace's embedder, the latest version, the chunks of all versions by scope set, and
-# the scopes of the older versions.
-BEGIN_DOCUMENT_WRITE: Final = """
+# Locks the namespace (serialising its writers) and returns, per document id of a batch (ids
+# distinct), what a write needs to decide: the namespace's embedder and last chunk seq, the
+# latest version, the chunks of all versions by scope set, and the scopes of older versions.
+BEGIN_DOCUMENTS_WRITE: Final = """
 MERGE (n:Namespace {name: $namespace})
 SET n.writes = coalesce(n.writes, 0) + 1
 WITH n
-OPTIONAL MATCH (latest:Document {namespace: $namespace, document_id: $document_id})
-WHERE latest.is_latest
-OPTIONAL MATCH (:Document {namespace: $namespace, document_id: $document_id})
-               -[:HAS_CHUNK]->(c:Chunk)
-WITH n, latest, c.acl_key AS key, count(c) AS chunks
-RETURN n.embedder AS embedder, n.dimension AS dimension, coalesce(n.chunk_seq, 0) AS chunk_seq,
-       latest {.version, .version_seq, .content_hash, .metadata_hash, .scopes} AS latest,
-       [row IN collect({key: key, chunks: chunks}) WHERE row.key IS NOT NULL] AS footprint,
+UNWIND $document_ids AS document_id
+RETURN document_id, n.embedder AS embedder, n.dimension AS dimension,
+       coalesce(n.chunk_seq, 0) AS chunk_seq,
+       head(COLLECT {
+           MATCH (latest:Document {namespace: $namespace, document_id: document_id})
+           WHERE latest.is_latest
+           RETURN latest {.version, .version_seq, .content_hash, .metadata_hash, .scopes}
+       }) AS latest,
        COLLECT {
-           MATCH (older:Document {namespace: $namespace, document_id: $document_id})
+           MATCH (:Document {namespace: $namespace, document_id: document_id})
+                 -[:HAS_CHUNK]->(c:Chunk)
+           WITH c.acl_key AS key, count(c) AS chunks
+           RETURN {key: key, chunks: chunks}
+       } AS footprint,
+       COLLECT {
+           MATCH (older:Document {namespace: $namespace, document_id: document_id})
            WHERE NOT older.is_latest
            RETURN older {.scopes}
        } AS older_scopes
@@ -147,32 +153,37 @@ WHERE d.is_latest
 RETURN d {.version, .version_seq, .content_hash, .metadata_hash, .scopes} AS latest
 """
 
-CREATE_VERSION: Final = """
-OPTIONAL MATCH (previous:Document {namespace: $namespace, document_id: $document_id})
+# One row per new version (``$documents``: property maps, distinct document ids).
+CREATE_VERSIONS: Final = """
+UNWIND $documents AS properties
+OPTIONAL MATCH (previous:Document {namespace: $namespace, document_id: properties.document_id})
 WHERE previous.is_latest
-SET previous.is_latest = false, previous.superseded_by_seq = $properties.version_seq
+SET previous.is_latest = false, previous.superseded_by_seq = properties.version_seq
 CREATE (d:Document)
-SET d = $properties
+SET d = properties
 """
 
 SET_SCOPES_OF_ALL_VERSIONS: Final = """
-MATCH (d:Document {namespace: $namespace, document_id: $document_id})
-SET d.scopes = $scopes, d.acl_key = $acl_key
-WITH d
+UNWIND $documents AS row
+MATCH (d:Document {namespace: $namespace, document_id: row.document_id})
+SET d.scopes = row.scopes, d.acl_key = row.acl_key
+WITH d, row
 MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
-SET c.acl_key = $acl_key, c.acl_terms = $acl_terms
+SET c.acl_key = row.acl_key, c.acl_terms = row.acl_terms
 """
 
 # Chunks and relations carry a per-namespace ``seq`` (insertion order, for tie-breaks); the
-# namespace node holds the last one handed out.
+# namespace node holds the last one handed out. Each row names its version and carries the
+# chunk's whole property map.
 CREATE_CHUNKS: Final = """
 MATCH (n:Namespace {name: $namespace})
 SET n.chunk_seq = coalesce(n.chunk_seq, 0) + size($chunks)
 WITH n
-MATCH (d:Document {namespace: $namespace, document_id: $document_id, version_seq: $version_seq})
 UNWIND $chunks AS row
+MATCH (d:Document {namespace: $namespace, document_id: row.document_id,
+                   version_seq: row.version_seq})
 CREATE (c:Chunk)
-SET c = row
+SET c = row.properties
 CREATE (d)-[:HAS_CHUNK]->(c)
 """
 

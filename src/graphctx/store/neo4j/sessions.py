@@ -15,8 +15,8 @@ Why every bound is set, and where:
 - Reads never retry: a retry after a failure would spend time the caller did not give. The
   failure goes up typed (:mod:`.failures`), and the caller's retry policy decides.
 - Writes are managed transactions the driver retries on transient failures (a leader switch,
-  a restart), for at most ``retry_s``. A write is one transaction per document, so a retry
-  after an unknown commit outcome is safe: the same content is found unchanged.
+  a restart), for at most ``retry_s``. A write is one transaction per document or batch, so
+  a retry after an unknown commit outcome is safe: the same content is found unchanged.
 - Pooled connections idle longer than :data:`LIVENESS_CHECK_S` are checked before use: after
   a server restart every pooled connection is dead, and without the check each would fail one
   request before the pool noticed.

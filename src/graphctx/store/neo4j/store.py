@@ -4,9 +4,10 @@ Two drivers, two paths. Reads use the read driver only, always in a READ access-
 transaction whose server-side timeout is the time left until the caller's deadline, inside a
 client-side ``asyncio.timeout`` of the same budget plus a small grace, so a hung connection
 cannot hold a request either (:mod:`.sessions`). Writes use a separate driver (its
-credentials may differ) in managed write transactions, one per document, retried through an
-outage for at most ``write_retry_s``; a write takes a lock on its ``Namespace`` node, so
-writers of a namespace are serialised as in the embedded store. Driver errors become typed
+credentials may differ) in managed write transactions, one per document or batch
+(``write_documents``), retried through an outage for at most ``write_retry_s``; a write
+takes a lock on its ``Namespace`` node, so writers of a namespace are serialised as in the
+embedded store. Driver errors become typed
 graphctx errors in :mod:`.failures`.
 
 Semantics mirror :class:`graphctx.store.sqlite.store.SqliteGraphStore` exactly; how scopes
@@ -29,6 +30,7 @@ from graphctx.contract import NodeKind
 from graphctx.errors import (
     ConfigurationError,
     GraphctxError,
+    InvalidDocumentError,
     InvalidRequestError,
     StoreUnavailableError,
 )
@@ -75,6 +77,7 @@ from graphctx.store.records import (
     ChunkHit,
     ChunkView,
     DocumentSummary,
+    DocumentWrite,
     EntityMatch,
     ExpansionPolicy,
     ExpansionResult,
@@ -370,10 +373,31 @@ class Neo4jGraphStore:
         *,
         expected: Expectation | None = None,
     ) -> WriteResult:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> WriteResult:
-            return await writes.write_document(tx, document, chunks, embedder_name, expected)
+        write = DocumentWrite(document, tuple(chunks), expected)
+        (result,) = await self._write_batch(
+            document.namespace, [write], embedder_name, f"writing {document.document_id}"
+        )
+        if isinstance(result, InvalidDocumentError):
+            raise result
+        return result
 
-        return await self._write(work, f"writing {document.document_id}")
+    async def write_documents(
+        self, namespace: str, writes: Sequence[DocumentWrite], embedder_name: str
+    ) -> list[WriteResult | InvalidDocumentError]:
+        if not writes:
+            return []
+        action = f"writing {len(writes)} documents"
+        return await self._write_batch(namespace, writes, embedder_name, action)
+
+    async def _write_batch(
+        self, namespace: str, batch: Sequence[DocumentWrite], embedder_name: str, action: str
+    ) -> list[WriteResult | InvalidDocumentError]:
+        async def work(
+            tx: neo4j.AsyncManagedTransaction,
+        ) -> list[WriteResult | InvalidDocumentError]:
+            return await writes.write_documents(tx, namespace, batch, embedder_name)
+
+        return await self._write(work, action)
 
     async def delete_document(
         self, namespace: str, document_id: str, *, expected: Expectation | None = None

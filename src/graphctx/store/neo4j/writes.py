@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 import neo4j
 import numpy as np
 
+from graphctx.errors import InvalidDocumentError
 from graphctx.store.declarations import declaration_id, is_home_declaration, name_keys
 from graphctx.store.namespace_embedder import EmbedderRecord, require_same_embedder
 from graphctx.store.neo4j import acl, queries
 from graphctx.store.neo4j.rows import fetch, fetch_one, iso, stored_version
 from graphctx.store.records import (
+    DocumentWrite,
     Expectation,
     KnowledgeNode,
     NewChunk,
@@ -105,69 +107,118 @@ async def _adjust_scope_sets(
         await fetch(tx, queries.ADJUST_SCOPE_SETS, namespace=namespace, deltas=rows)
 
 
-async def _move_to_scope_set(
+@dataclass
+class _BatchPlan:
+    """What one segment of a batch writes, gathered document by document in order, then
+    sent as a few UNWIND statements (:func:`_apply`)."""
+
+    chunk_seq: int  # the last chunk seq handed out
+    embedder: EmbedderRecord | None  # the namespace's, or the one this batch sets
+    set_embedder: bool = False
+    versions: list[dict[str, Any]] = field(default_factory=list)
+    rescoped: list[dict[str, Any]] = field(default_factory=list)
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    deltas: dict[str, int] = field(default_factory=dict)
+    scopes_of: dict[str, list[str]] = field(default_factory=dict)
+
+    def move_to_scope_set(
+        self, document: NewDocument, footprint: Sequence[Mapping[str, Any]], new_chunks: int
+    ) -> None:
+        """Every existing chunk of the document moves to its new scope set; new ones join."""
+        new_key = acl.scope_set_key(document.namespace, document.scopes)
+        self.deltas[new_key] = self.deltas.get(new_key, 0) + new_chunks
+        for row in footprint:
+            key, count = str(row["key"]), int(row["chunks"])
+            self.deltas[key] = self.deltas.get(key, 0) - count
+            self.deltas[new_key] += count
+        self.scopes_of[new_key] = sorted(document.scopes)
+
+    def rescope(self, document: NewDocument) -> None:
+        self.rescoped.append(
+            {
+                "document_id": document.document_id,
+                "scopes": sorted(document.scopes),
+                "acl_key": acl.scope_set_key(document.namespace, document.scopes),
+                "acl_terms": acl.acl_terms(document.namespace, document.scopes),
+            }
+        )
+
+
+def _segments(writes: Sequence[DocumentWrite]) -> list[list[DocumentWrite]]:
+    """Runs of the batch without a repeated document id: each run reads its documents' state
+    once, after the runs before it wrote theirs (same transaction)."""
+    segments: list[list[DocumentWrite]] = [[]]
+    seen: set[str] = set()
+    for write in writes:
+        if write.document.document_id in seen:
+            segments.append([])
+            seen.clear()
+        seen.add(write.document.document_id)
+        segments[-1].append(write)
+    return [segment for segment in segments if segment]
+
+
+async def write_documents(
     tx: neo4j.AsyncManagedTransaction,
-    document: NewDocument,
-    footprint: Sequence[Mapping[str, Any]],
-    new_chunks: int,
-) -> None:
-    """Every existing chunk of the document moves to its new scope set; new chunks join it."""
-    new_key = acl.scope_set_key(document.namespace, document.scopes)
-    deltas: dict[str, int] = {new_key: new_chunks}
-    for row in footprint:
-        key, count = str(row["key"]), int(row["chunks"])
-        deltas[key] = deltas.get(key, 0) - count
-        deltas[new_key] += count
-    await _adjust_scope_sets(tx, document.namespace, deltas, {new_key: sorted(document.scopes)})
-
-
-async def _set_scopes(tx: neo4j.AsyncManagedTransaction, document: NewDocument) -> None:
-    await fetch(
-        tx,
-        queries.SET_SCOPES_OF_ALL_VERSIONS,
-        namespace=document.namespace,
-        document_id=document.document_id,
-        scopes=sorted(document.scopes),
-        acl_key=acl.scope_set_key(document.namespace, document.scopes),
-        acl_terms=acl.acl_terms(document.namespace, document.scopes),
-    )
-
-
-async def write_document(
-    tx: neo4j.AsyncManagedTransaction,
-    document: NewDocument,
-    chunks: Sequence[NewChunk],
+    namespace: str,
+    writes: Sequence[DocumentWrite],
     embedder: str,
-    expected: Expectation | None = None,
-) -> WriteResult:
-    begin = await fetch_one(
+) -> list[WriteResult | InvalidDocumentError]:
+    """A batch in one transaction, as ``write_document`` on each in turn would leave it."""
+    for write in writes:
+        if write.document.namespace != namespace:
+            raise ValueError(f"{write.document.document_id} is not in namespace {namespace!r}")
+    results: list[WriteResult | InvalidDocumentError] = []
+    for segment in _segments(writes):
+        results += await _write_segment(tx, namespace, segment, embedder)
+    return results
+
+
+async def _write_segment(
+    tx: neo4j.AsyncManagedTransaction,
+    namespace: str,
+    segment: Sequence[DocumentWrite],
+    embedder: str,
+) -> list[WriteResult | InvalidDocumentError]:
+    rows = await fetch(
         tx,
-        queries.BEGIN_DOCUMENT_WRITE,
-        namespace=document.namespace,
-        document_id=document.document_id,
+        queries.BEGIN_DOCUMENTS_WRITE,
+        namespace=namespace,
+        document_ids=[write.document.document_id for write in segment],
     )
-    assert begin is not None, "MERGE always returns the namespace row"
-    # Read under the namespace lock: no other writer can move the document until commit.
+    # Read under the namespace lock: no other writer can move these documents until commit.
+    begin = {str(row["document_id"]): row for row in rows}
+    head = rows[0]
+    stored = None
+    if head["embedder"] is not None:
+        stored = EmbedderRecord(str(head["embedder"]), int(head["dimension"]))
+    plan = _BatchPlan(int(head["chunk_seq"]), stored)
+    results: list[WriteResult | InvalidDocumentError] = []
+    for write in segment:
+        try:
+            results.append(_plan_document(plan, write, begin[write.document.document_id], embedder))
+        except InvalidDocumentError as exc:
+            results.append(exc)
+    await _apply(tx, namespace, plan)
+    return results
+
+
+def _plan_document(
+    plan: _BatchPlan, write: DocumentWrite, begin: Mapping[str, Any], embedder: str
+) -> WriteResult:
+    """Decide one document's write and add it to ``plan``; a refusal raises before the plan
+    holds anything of the document."""
+    document, chunks = write.document, write.chunks
     previous = stored_version(document.document_id, begin["latest"])
-    check_expectation(expected, previous)
+    check_expectation(write.expected, previous)
     older = [frozenset(str(s) for s in row["scopes"]) for row in begin["older_scopes"]]
+    record = plan.embedder
     if chunks:
         dimension = int(chunks[0].embedding.shape[0])
-        if begin["embedder"] is None:
-            await fetch(
-                tx,
-                queries.SET_NAMESPACE_EMBEDDER,
-                namespace=document.namespace,
-                embedder=embedder,
-                dimension=dimension,
-            )
+        if record is None:
+            record = EmbedderRecord(embedder, dimension)
         else:
-            require_same_embedder(
-                document.namespace,
-                EmbedderRecord(str(begin["embedder"]), int(begin["dimension"])),
-                embedder,
-                dimension,
-            )
+            require_same_embedder(document.namespace, record, embedder, dimension)
     footprint: list[Mapping[str, Any]] = begin["footprint"]
     same_content = previous is not None and (previous.content_hash, previous.metadata_hash) == (
         document.content_hash,
@@ -175,44 +226,38 @@ async def write_document(
     )
     if previous is not None and same_content:
         if previous.scopes == document.scopes:
-            return WriteResult(
+            result = WriteResult(
                 WriteOutcome.UNCHANGED, document.document_id, previous.version, 0, previous
             )
-        check_scopes_of_older_versions(document, older)
-        await _set_scopes(tx, document)
-        await _move_to_scope_set(tx, document, footprint, 0)
-        return WriteResult(
-            WriteOutcome.SCOPES_UPDATED,
-            document.document_id,
-            previous.version,
-            0,
-            replace(previous, scopes=document.scopes),
-        )
+        else:
+            check_scopes_of_older_versions(document, older)
+            plan.rescope(document)
+            plan.move_to_scope_set(document, footprint, 0)
+            result = WriteResult(
+                WriteOutcome.SCOPES_UPDATED,
+                document.document_id,
+                previous.version,
+                0,
+                replace(previous, scopes=document.scopes),
+            )
+        _keep_embedder(plan, record)
+        return result
     if previous is not None:
         check_scopes_of_older_versions(document, [*older, previous.scopes])
     version = version_label(document, previous)
     seq = 1 if previous is None else previous.version_seq + 1
-    base = int(begin["chunk_seq"])
-    rows = [chunk_row(document, seq, chunk, base + i + 1) for i, chunk in enumerate(chunks)]
-    await fetch(
-        tx,
-        queries.CREATE_VERSION,
-        namespace=document.namespace,
-        document_id=document.document_id,
-        properties=document_properties(document, version, seq),
-    )
+    rows = [
+        chunk_row(document, seq, chunk, plan.chunk_seq + i + 1) for i, chunk in enumerate(chunks)
+    ]
+    _keep_embedder(plan, record)
+    plan.chunk_seq += len(rows)
+    plan.versions.append(document_properties(document, version, seq))
     if previous is not None:
-        await _set_scopes(tx, document)
-    for start in range(0, len(rows), CHUNK_BATCH):
-        await fetch(
-            tx,
-            queries.CREATE_CHUNKS,
-            namespace=document.namespace,
-            document_id=document.document_id,
-            version_seq=seq,
-            chunks=rows[start : start + CHUNK_BATCH],
-        )
-    await _move_to_scope_set(tx, document, footprint, len(rows))
+        plan.rescope(document)
+    plan.chunks += [
+        {"document_id": document.document_id, "version_seq": seq, "properties": row} for row in rows
+    ]
+    plan.move_to_scope_set(document, footprint, len(rows))
     outcome = WriteOutcome.ADDED if previous is None else WriteOutcome.NEW_VERSION
     latest = StoredVersion(
         document.document_id,
@@ -224,6 +269,37 @@ async def write_document(
     )
     chunk_ids = tuple(str(row["chunk_id"]) for row in rows)
     return WriteResult(outcome, document.document_id, version, len(rows), latest, chunk_ids)
+
+
+def _keep_embedder(plan: _BatchPlan, record: EmbedderRecord | None) -> None:
+    """A document that lands may be the namespace's first with chunks: its embedder is set."""
+    if plan.embedder is None and record is not None:
+        plan.embedder, plan.set_embedder = record, True
+
+
+async def _apply(tx: neo4j.AsyncManagedTransaction, namespace: str, plan: _BatchPlan) -> None:
+    if plan.set_embedder and plan.embedder is not None:
+        await fetch(
+            tx,
+            queries.SET_NAMESPACE_EMBEDDER,
+            namespace=namespace,
+            embedder=plan.embedder.name,
+            dimension=plan.embedder.dimension,
+        )
+    if plan.versions:
+        await fetch(tx, queries.CREATE_VERSIONS, namespace=namespace, documents=plan.versions)
+    if plan.rescoped:
+        await fetch(
+            tx, queries.SET_SCOPES_OF_ALL_VERSIONS, namespace=namespace, documents=plan.rescoped
+        )
+    for start in range(0, len(plan.chunks), CHUNK_BATCH):
+        await fetch(
+            tx,
+            queries.CREATE_CHUNKS,
+            namespace=namespace,
+            chunks=plan.chunks[start : start + CHUNK_BATCH],
+        )
+    await _adjust_scope_sets(tx, namespace, plan.deltas, plan.scopes_of)
 
 
 async def delete_document(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Sequence
 from typing import Final
 
 from graphctx.store.sqlite.fts5_query import or_expression, prune_common_terms
@@ -31,7 +32,7 @@ from graphctx.text.lexical import index_terms
 __all__ = [
     "FTS_TOKENIZER",
     "chunk_terms",
-    "index_chunk",
+    "index_chunks",
     "migrate_shared_index",
     "search",
     "table_of",
@@ -74,11 +75,15 @@ def _create_table(conn: sqlite3.Connection, namespace: str) -> str:
     return name
 
 
-def index_chunk(conn: sqlite3.Connection, namespace: str, chunk_rowid: int, text: str) -> None:
-    """Index one chunk's analysed text in its namespace's table (created on first use)."""
+def index_chunks(
+    conn: sqlite3.Connection, namespace: str, chunks: Sequence[tuple[int, str]]
+) -> None:
+    """Index chunks' analysed text (``(chunk rowid, text)``) in their namespace's table
+    (created on first use)."""
     name = table_of(conn, namespace) or _create_table(conn, namespace)
-    conn.execute(
-        f"INSERT INTO {name} (rowid, terms) VALUES (?, ?)", (chunk_rowid, index_terms(text))
+    conn.executemany(
+        f"INSERT INTO {name} (rowid, terms) VALUES (?, ?)",
+        [(rowid, index_terms(text)) for rowid, text in chunks],
     )
 
 

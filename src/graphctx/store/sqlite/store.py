@@ -1,9 +1,10 @@
 """SqliteGraphStore: the embedded default GraphStore, one SQLite file on disk.
 
-Writes run in one ``BEGIN IMMEDIATE`` transaction per document, so a crash leaves either the
-whole new version or nothing. Reads use per-thread connections with ``query_only`` on, and a
-progress handler that aborts a query past its deadline. Every read applies the caller's scopes
-inside the SQL (or, for vectors, before scoring).
+Writes run in one ``BEGIN IMMEDIATE`` transaction per call (one document, or a batch of them
+with a savepoint each), so a crash leaves either the whole write or nothing. Reads use
+per-thread connections with ``query_only`` on, and a progress handler that aborts a query
+past its deadline. Every read applies the caller's scopes inside the SQL (or, for vectors,
+before scoring).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TypeVar
 from graphctx.contract import NodeKind
 from graphctx.errors import (
     ConfigurationError,
+    InvalidDocumentError,
     OperatorError,
     StoreCorruptError,
     StoreUnavailableError,
@@ -33,6 +35,7 @@ from graphctx.store.records import (
     ChunkView,
     DocumentDates,
     DocumentSummary,
+    DocumentWrite,
     EntityMatch,
     ExpansionPolicy,
     ExpansionResult,
@@ -54,7 +57,7 @@ from graphctx.store.sqlite.writes import (
     delete_document_versions,
     latest_stored_version,
     stored_embedder,
-    write_document_version,
+    write_document_versions,
     write_graph_records,
 )
 from graphctx.text.lexical import query_terms
@@ -247,8 +250,19 @@ class SqliteGraphStore:
         *,
         expected: Expectation | None = None,
     ) -> WriteResult:
+        write = DocumentWrite(document, tuple(chunks), expected)
+        (result,) = await self.write_documents(document.namespace, [write], embedder_name)
+        if isinstance(result, InvalidDocumentError):
+            raise result
+        return result
+
+    async def write_documents(
+        self, namespace: str, writes: Sequence[DocumentWrite], embedder_name: str
+    ) -> list[WriteResult | InvalidDocumentError]:
+        if not writes:
+            return []
         return await self._write(
-            lambda conn: write_document_version(conn, document, chunks, embedder_name, expected)
+            lambda conn: write_document_versions(conn, namespace, writes, embedder_name)
         )
 
     async def delete_document(

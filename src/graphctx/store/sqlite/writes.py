@@ -17,10 +17,12 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from graphctx.errors import InvalidDocumentError
 from graphctx.store.declarations import declaration_id, is_home_declaration, name_keys
 from graphctx.store.namespace_embedder import EmbedderRecord, require_same_embedder
 from graphctx.store.records import (
     MENTIONS,
+    DocumentWrite,
     Expectation,
     KnowledgeNode,
     NewChunk,
@@ -32,7 +34,7 @@ from graphctx.store.records import (
     check_expectation,
     check_scopes_of_older_versions,
 )
-from graphctx.store.sqlite.fulltext import index_chunk, unindex_document
+from graphctx.store.sqlite.fulltext import index_chunks, unindex_document
 
 
 def latest_stored_version(
@@ -149,7 +151,7 @@ def write_document_version(
             "INSERT INTO document_scopes (scope, doc) VALUES (?, ?)",
             [(scope, doc_rowid) for scope in sorted(document.scopes)],
         )
-    chunk_ids = tuple(_insert_chunk(conn, document, doc_rowid, seq, chunk) for chunk in chunks)
+    chunk_ids = _insert_chunks(conn, document, doc_rowid, seq, chunks)
     outcome = WriteOutcome.ADDED if previous is None else WriteOutcome.NEW_VERSION
     latest = StoredVersion(
         document.document_id,
@@ -160,6 +162,30 @@ def write_document_version(
         document.scopes,
     )
     return WriteResult(outcome, document.document_id, version, len(chunks), latest, chunk_ids)
+
+
+def write_document_versions(
+    conn: sqlite3.Connection, namespace: str, writes: Sequence[DocumentWrite], embedder: str
+) -> list[WriteResult | InvalidDocumentError]:
+    """A batch in the caller's transaction: each document as ``write_document_version``
+    would write it in turn, inside a savepoint, so one a rule refuses leaves nothing."""
+    results: list[WriteResult | InvalidDocumentError] = []
+    for write in writes:
+        if write.document.namespace != namespace:
+            raise ValueError(f"{write.document.document_id} is not in namespace {namespace!r}")
+        conn.execute("SAVEPOINT document_write")
+        try:
+            result = write_document_version(
+                conn, write.document, write.chunks, embedder, write.expected
+            )
+        except InvalidDocumentError as exc:
+            conn.execute("ROLLBACK TO document_write")
+            results.append(exc)
+        else:
+            results.append(result)
+        finally:
+            conn.execute("RELEASE document_write")
+    return results
 
 
 def _insert_document(conn: sqlite3.Connection, d: NewDocument, version: str, seq: int) -> int:
@@ -193,37 +219,48 @@ def _insert_document(conn: sqlite3.Connection, d: NewDocument, version: str, seq
     return cursor.lastrowid
 
 
-def _insert_chunk(
-    conn: sqlite3.Connection, d: NewDocument, doc_rowid: int, seq: int, chunk: NewChunk
-) -> str:
-    """Insert and index one chunk; return its id."""
-    if d.text[chunk.start_char : chunk.end_char] != chunk.text:
-        raise ValueError(f"chunk {chunk.ordinal} of {d.document_id} does not match its span")
-    embedding = np.ascontiguousarray(chunk.embedding, dtype=np.float32)
-    chunk_id = f"{d.document_id}@{seq}#{chunk.ordinal}"
-    cursor = conn.execute(
-        """INSERT INTO chunks (chunk_id, namespace, doc, ordinal, start_char, end_char, text,
-               heading_path, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (
-            chunk_id,
-            d.namespace,
-            doc_rowid,
-            chunk.ordinal,
-            chunk.start_char,
-            chunk.end_char,
-            chunk.text,
-            json.dumps(list(chunk.heading_path), ensure_ascii=False),
-            embedding.tobytes(),
-        ),
+def _insert_chunks(
+    conn: sqlite3.Connection, d: NewDocument, doc_rowid: int, seq: int, chunks: Sequence[NewChunk]
+) -> tuple[str, ...]:
+    """Insert and index a version's chunks (two ``executemany``); return their ids.
+
+    Row ids are handed out as SQLite would one insert at a time (the largest plus one), so
+    readers' vector caches only append."""
+    for chunk in chunks:
+        if d.text[chunk.start_char : chunk.end_char] != chunk.text:
+            raise ValueError(f"chunk {chunk.ordinal} of {d.document_id} does not match its span")
+    if not chunks:
+        return ()
+    (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()
+    chunk_ids = tuple(f"{d.document_id}@{seq}#{chunk.ordinal}" for chunk in chunks)
+    conn.executemany(
+        """INSERT INTO chunks (id, chunk_id, namespace, doc, ordinal, start_char, end_char,
+               text, heading_path, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        [
+            (
+                last + 1 + i,
+                chunk_id,
+                d.namespace,
+                doc_rowid,
+                chunk.ordinal,
+                chunk.start_char,
+                chunk.end_char,
+                chunk.text,
+                json.dumps(list(chunk.heading_path), ensure_ascii=False),
+                np.ascontiguousarray(chunk.embedding, dtype=np.float32).tobytes(),
+            )
+            for i, (chunk_id, chunk) in enumerate(zip(chunk_ids, chunks, strict=True))
+        ],
     )
-    assert cursor.lastrowid is not None
-    index_chunk(
+    index_chunks(
         conn,
         d.namespace,
-        cursor.lastrowid,
-        " ".join([*chunk.heading_path, d.title or "", chunk.text]),
+        [
+            (last + 1 + i, " ".join([*chunk.heading_path, d.title or "", chunk.text]))
+            for i, chunk in enumerate(chunks)
+        ],
     )
-    return chunk_id
+    return chunk_ids
 
 
 def _count_layout_change(conn: sqlite3.Connection) -> None:

@@ -1,0 +1,101 @@
+"""Ingest batches: documents grouped for one embedding call and one store write.
+
+Batches are cut from the documents' order and sizes alone (never from timing), so the same
+input always makes the same batches, the same embedder calls and the same writes. A batch
+ends once it holds ``BATCH_CHARS`` characters of text or ``BATCH_DOCUMENTS`` documents, and
+before a document id it already holds: a later write of an id must see the earlier one's
+result (its compare-and-set expectation), which is known only once that batch is written.
+
+``embed_sources`` runs in a worker thread: it chunks each document with exact spans and embeds
+every chunk of the batch in one ``embed_documents`` call. The pipeline runs ``embed_workers()``
+of these at once (the offline embedders release the GIL in numpy / their C engine), while the
+batch before them is written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from graphctx.embed.port import Embedder
+from graphctx.ingest.chunking import chunk_document
+from graphctx.ingest.source import SourceDocument
+from graphctx.store.records import NewChunk, NewDocument
+
+__all__ = [
+    "BATCH_CHARS",
+    "BATCH_DOCUMENTS",
+    "MAX_EMBED_WORKERS",
+    "BatchCutter",
+    "PendingDocument",
+    "embed_sources",
+    "embed_workers",
+]
+
+BATCH_CHARS: Final = 64_000  # text per batch: about 50-130 chunks of the default chunk size
+BATCH_DOCUMENTS: Final = 256  # documents per batch (short records)
+MAX_EMBED_WORKERS: Final = 4  # embedding threads at most, whatever the core count
+
+
+@dataclass(frozen=True)
+class PendingDocument:
+    """A document that passed the pre-checks and will be embedded and written."""
+
+    index: int  # its place in the ingest's input (results are reported in that order)
+    source: SourceDocument
+    document: NewDocument
+
+
+def embed_workers() -> int:
+    """Embedding threads: one per core, at most ``MAX_EMBED_WORKERS``."""
+    return max(1, min(os.cpu_count() or 1, MAX_EMBED_WORKERS))
+
+
+class BatchCutter:
+    """Groups documents, in order, into batches (the rules in the module docstring)."""
+
+    def __init__(self) -> None:
+        self._batch: list[PendingDocument] = []
+        self._chars = 0
+        self._ids: set[str] = set()
+
+    def add(self, pending: PendingDocument) -> list[list[PendingDocument]]:
+        """Add a document; return the batches it closed (none, one or two)."""
+        closed = []
+        if pending.document.document_id in self._ids:
+            closed.append(self.flush())
+        self._batch.append(pending)
+        self._chars += len(pending.document.text)
+        self._ids.add(pending.document.document_id)
+        if self._chars >= BATCH_CHARS or len(self._batch) >= BATCH_DOCUMENTS:
+            closed.append(self.flush())
+        return closed
+
+    def flush(self) -> list[PendingDocument]:
+        """The open batch (possibly empty); the next document starts a new one."""
+        batch = self._batch
+        self._batch, self._chars, self._ids = [], 0, set()
+        return batch
+
+
+def embed_sources(sources: Sequence[SourceDocument], embedder: Embedder) -> list[list[NewChunk]]:
+    """Every document's chunks, exact spans, embedded in one call (run in a worker thread):
+    everything a version writes besides the document row, before its transaction opens."""
+    spans = [chunk_document(source) for source in sources]
+    texts = [span.text for document_spans in spans for span in document_spans]
+    vectors = embedder.embed_documents(texts)
+    chunks: list[list[NewChunk]] = []
+    at = 0
+    for document_spans in spans:
+        chunks.append(
+            [
+                NewChunk(
+                    s.ordinal, s.start_char, s.end_char, s.text, vectors[at + i], s.heading_path
+                )
+                for i, s in enumerate(document_spans)
+            ]
+        )
+        at += len(document_spans)
+    return chunks
