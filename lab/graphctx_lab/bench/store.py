@@ -8,6 +8,10 @@ own questions (English and Korean), asked by principals holding 1 to 3 random sc
 Each unique passage is embedded once (the measured embedding rate is reported); repeated
 passages reuse that vector, so the store write rate is measured separately and the
 end-to-end ingest rate is derived from both: 1 / (1/embed + 1/write).
+
+Each size also runs the bare baseline (:mod:`.bare`) on the same file and the same queries,
+right after graphctx, and reports graphctx's latency over it; ``bench.md`` puts every size's
+figures side by side (:mod:`.store_report`).
 """
 
 from __future__ import annotations
@@ -30,11 +34,14 @@ import numpy as np
 from graphctx.context import default_token_counter
 from graphctx.contract import ContextRequest
 from graphctx.embed import UniversalSentenceEncoderEmbedder
+from graphctx.embed.port import Embedder
 from graphctx.errors import ConfigurationError
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.store.records import DocumentDates, NewChunk, NewDocument, Vector
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx_lab.bench.bare import BareBaseline, BareTimes
+from graphctx_lab.bench.store_report import render_markdown, with_ratios
 
 SCOPE_COUNT = 10
 BENCH_NAMESPACE = "bench"
@@ -99,7 +106,9 @@ def run_bench(out: Path, *, sizes: list[int], queries: int, data: Path | None = 
         print(json.dumps(entry, indent=2))
     target = out / "bench.json"
     target.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {target}")
+    table = out / "bench.md"
+    table.write_text(render_markdown(results), encoding="utf-8")
+    print(f"wrote {target} and {table}")
     return 0
 
 
@@ -127,6 +136,7 @@ async def _bench_size(
     embed_rate: float,
 ) -> dict[str, object]:
     rng = random.Random(SEED + size)
+    embedder = UniversalSentenceEncoderEmbedder()
     with tempfile.TemporaryDirectory(prefix="graphctx-bench-") as tmp:
         store = SqliteGraphStore(Path(tmp) / "bench.sqlite")
         await store.open()
@@ -134,41 +144,69 @@ async def _bench_size(
         for i in range(size):
             p = passages[i % len(passages)]
             scope = f"s{rng.randrange(SCOPE_COUNT)}"
-            await store.write_document(
-                _document(p, i, scope), [_chunk(p, vectors[i % len(passages)])], "use"
+            await store.write_document(  # under the embedder's name: the provider checks it
+                _document(p, i, scope), [_chunk(p, vectors[i % len(passages)])], embedder.name
             )
         write_s = time.perf_counter() - started
         write_rate = size / write_s
-        provider = ContextProvider(
-            store,
-            UniversalSentenceEncoderEmbedder(),
-            default_token_counter(),
-            CallerAssertedGrants(),
-        )
-        latencies, stages = await _run_queries(provider, questions, queries, rng)
+        provider = ContextProvider(store, embedder, default_token_counter(), CallerAssertedGrants())
+        plan = query_plan(questions, queries, rng)
+        latencies, stages = await _run_queries(provider, plan)
+        peak_rss_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         db_bytes = (Path(tmp) / "bench.sqlite").stat().st_size
         await store.close()
-    return {
-        "chunks": size,
-        "store_write_chunks_per_s": round(write_rate, 1),
-        "ingest_chunks_per_s_derived": round(1 / (1 / embed_rate + 1 / write_rate), 1),
-        "queries": len(latencies),
-        "retrieve_ms": percentiles(latencies),
-        "stage_ms": {name: percentiles(values) for name, values in sorted(stages.items())},
-        "store_bytes": db_bytes,
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-    }
+        bare = run_bare(Path(tmp) / "bench.sqlite", provider.embedder, plan)
+    return with_ratios(
+        {
+            "chunks": size,
+            "store_write_chunks_per_s": round(write_rate, 1),
+            "ingest_chunks_per_s_derived": round(1 / (1 / embed_rate + 1 / write_rate), 1),
+            "queries": len(latencies),
+            "retrieve_ms": percentiles(latencies),
+            "stage_ms": {name: percentiles(values) for name, values in sorted(stages.items())},
+            "store_bytes": db_bytes,
+            "peak_rss_mb": peak_rss_mb,
+            "bare": {
+                "retrieve_ms": percentiles([t.total_ms for t in bare]),
+                "embed_ms": percentiles([t.embed_ms for t in bare]),
+                "fulltext_ms": percentiles([t.fulltext_ms for t in bare]),
+                "vector_ms": percentiles([t.vector_ms for t in bare]),
+            },
+        }
+    )
+
+
+WARM_UP = 5  # first queries load the vector matrix; not measured
+
+
+def query_plan(questions: list[str], count: int, rng: random.Random) -> list[tuple[str, list[str]]]:
+    """The (question, scopes) of every query, warm-up included: graphctx and the bare
+    baseline ask the same ones."""
+    plan = []
+    for _ in range(count + WARM_UP):
+        scopes = rng.sample([f"s{i}" for i in range(SCOPE_COUNT)], rng.randint(1, 3))
+        plan.append((rng.choice(questions), scopes))
+    return plan
+
+
+def run_bare(path: Path, embedder: Embedder, plan: list[tuple[str, list[str]]]) -> list[BareTimes]:
+    bare = BareBaseline(path, BENCH_NAMESPACE)
+    try:
+        expressions = [bare.expression(question) for question, _ in plan]
+        times = [bare.search(embedder, q, e) for (q, _), e in zip(plan, expressions, strict=True)]
+    finally:
+        bare.close()
+    return times[WARM_UP:]
 
 
 async def _run_queries(
-    provider: ContextProvider, questions: list[str], count: int, rng: random.Random
+    provider: ContextProvider, plan: list[tuple[str, list[str]]]
 ) -> tuple[list[float], dict[str, list[float]]]:
     latencies: list[float] = []
     stages: dict[str, list[float]] = {}
-    for n in range(count + 5):
-        scopes = rng.sample([f"s{i}" for i in range(SCOPE_COUNT)], rng.randint(1, 3))
+    for n, (question, scopes) in enumerate(plan):
         request = ContextRequest(
-            query=rng.choice(questions),
+            query=question,
             principal_id="bench",
             allowed_scopes=scopes,
             namespace=BENCH_NAMESPACE,
@@ -178,7 +216,7 @@ async def _run_queries(
         started = time.perf_counter()
         response = await provider.aretrieve(request)
         elapsed = (time.perf_counter() - started) * 1000
-        if n < 5:  # warm-up: first queries load the vector matrix
+        if n < WARM_UP:
             continue
         latencies.append(elapsed)
         for stage in response.manifest.stages:

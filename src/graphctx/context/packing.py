@@ -125,8 +125,14 @@ def _fit_block(
     if limit <= 0:
         return DropReason.OVER_BUDGET
 
+    costs: dict[int, int] = {}  # by prefix length: the last probe of fit_prefix is the cut
+
     def cost(content: str) -> int:
-        return counter.count(render_block(citation_id, content, item.freshness))
+        known = costs.get(len(content))
+        if known is None:
+            rendered = render_block(citation_id, content, item.freshness)
+            known = costs[len(content)] = counter.count(rendered)
+        return known
 
     whole = cost(item.text)
     if whole <= limit:

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from graphctx.store.sqlite.fts5_query import or_expression, prune_common_terms
+from graphctx.store.sqlite.namespace_stats import NamespaceStats
 from graphctx.store.sqlite.visible_bm25 import rank_visible
 from graphctx.text.lexical import index_terms
 
@@ -106,27 +107,27 @@ def chunk_terms(conn: sqlite3.Connection) -> dict[int, str]:
 
 def search(
     conn: sqlite3.Connection,
+    stats: NamespaceStats,
     namespace: str,
     terms: list[str],
+    scopes: frozenset[str],
     scope_clause: str,
     scope_params: list[str],
     limit: int,
 ) -> list[tuple[str, float]]:
     """``(chunk_id, score)`` of the best visible chunks, by BM25 over visible statistics
-    (:mod:`.visible_bm25`); common terms are pruned by the namespace's counts (R4)."""
+    (:mod:`.visible_bm25`); common terms are pruned by the namespace's counts (R4). The
+    counts come from ``stats`` (the namespace at ``conn``'s generation)."""
     name = table_of(conn, namespace)
     if name is None:
         return []
-    marks = ", ".join("?" * len(terms))
-    frequency = dict(
-        conn.execute(f"SELECT term, doc FROM {name}_vocab WHERE term IN ({marks})", terms)
-    )
-    total = conn.execute("SELECT count(*) FROM chunks WHERE namespace = ?", (namespace,)).fetchone()
-    kept = prune_common_terms(terms, frequency, int(total[0]))
+    frequency = stats.document_frequency(conn, name, terms)
+    kept = prune_common_terms(terms, frequency, stats.total)
     expression = or_expression(kept)
     if expression is None:
         return []
-    return rank_visible(conn, name, namespace, kept, expression, scope_clause, scope_params, limit)
+    visible = stats.visible(scopes)
+    return rank_visible(conn, name, kept, expression, scope_clause, scope_params, visible, limit)
 
 
 def migrate_shared_index(conn: sqlite3.Connection) -> None:

@@ -123,6 +123,10 @@ CREATE TABLE IF NOT EXISTS declaration_support (
     PRIMARY KEY (namespace, declaration, chunk)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS declaration_support_by_chunk ON declaration_support (chunk);
+CREATE TABLE IF NOT EXISTS chunk_deletes (
+    layout     INTEGER PRIMARY KEY,
+    reuse_from INTEGER NOT NULL
+);
 """
 
 # Columns added by the graph layer; an older file gets them on open (ADD COLUMN only).

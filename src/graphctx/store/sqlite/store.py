@@ -51,6 +51,7 @@ from graphctx.store.records import (
     page_starts_of,
 )
 from graphctx.store.sqlite import fulltext, graph, schema
+from graphctx.store.sqlite.namespace_stats import StatsCache
 from graphctx.store.sqlite.snapshot import one_snapshot
 from graphctx.store.sqlite.vectors import VectorCache, top_k_visible
 from graphctx.store.sqlite.writes import (
@@ -110,6 +111,7 @@ class SqliteGraphStore:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._vectors = VectorCache()
+        self._stats = StatsCache()
         self._opened = False
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -150,6 +152,7 @@ class SqliteGraphStore:
             self._writer = None
         self._local = threading.local()
         self._vectors.clear()
+        self._stats.clear()
         self._opened = False
 
     async def ping(self) -> None:
@@ -287,7 +290,8 @@ class SqliteGraphStore:
         clause, params = _scope_clause(scopes, "c.doc")
 
         def work(conn: sqlite3.Connection) -> list[ChunkHit]:
-            rows = fulltext.search(conn, namespace, terms, clause, params, limit)
+            stats = self._stats.stats_for(conn, namespace, _generation(conn))
+            rows = fulltext.search(conn, stats, namespace, terms, scopes, clause, params, limit)
             return [ChunkHit(chunk_id, score) for chunk_id, score in rows]
 
         return await self._read(work, deadline)
@@ -299,14 +303,11 @@ class SqliteGraphStore:
             return []
 
         def work(conn: sqlite3.Connection) -> list[ChunkHit]:
-            generation = int(
-                conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
-            )
-            data = self._vectors.matrix_for(conn, namespace, generation)
-            if data.matrix.shape[0] and data.matrix.shape[1] != vector.shape[0]:
+            data = self._vectors.matrix_for(conn, namespace, _generation(conn))
+            if data.dim and data.dim != vector.shape[0]:
                 raise ConfigurationError(
                     f"query vector has dimension {vector.shape[0]} but namespace {namespace!r}"
-                    f" stores {data.matrix.shape[1]}: use the embedder it was ingested with"
+                    f" stores {data.dim}: use the embedder it was ingested with"
                 )
             if time.monotonic() > deadline:
                 raise StageTimeout("vector search passed its deadline")
@@ -509,6 +510,11 @@ def _reclassified(exc: StoreUnavailableError | StoreCorruptError) -> OperatorErr
 
 
 # --- helpers running inside a connection --------------------------------------------------
+def _generation(conn: sqlite3.Connection) -> int:
+    """The store's write generation as of ``conn``'s read transaction."""
+    return int(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+
+
 def _chunk_ids(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
     if not rowids:
         return {}

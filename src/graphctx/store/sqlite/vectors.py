@@ -1,57 +1,49 @@
-"""Exact cosine search over a namespace's chunk embeddings, pre-filtered by visibility.
+"""The per-namespace embedding matrices of the embedded store, kept in step with its writes.
 
-The embeddings live in SQLite (one BLOB per chunk); this module keeps a contiguous float32
-matrix per namespace in memory, with one boolean row mask per scope, refreshed when the
-store's write generation changes. A search ORs the masks of the caller's scopes, scores the
-matrix, and sets every invisible row to -inf *before* selecting the top k, so invisible
-chunks never take a top-k slot. A full matvec (~4 ms at 100k x 384, research note §6) beats
-gathering the visible rows, which copies them, unless the visible share is small.
+The embeddings live in SQLite (one float32 BLOB per chunk); :class:`VectorCache` keeps each
+namespace's as scope groups in memory (:mod:`.vector_groups`), refreshed when the store's
+write generation changes, and :mod:`.vector_scan` searches them.
 
-Refresh. Chunk rows are never updated; while no chunk is deleted and no document's scopes
-are rewritten (the store's ``layout`` count in ``meta``), a commit only appends chunks with
-larger row ids. A refresh then reads just those rows and writes them into spare capacity
-past the matrix (older matrices, still used by readers on older snapshots, view only the
-rows before it). Measured at 100k x 512 on the shared 2-core machine: re-reading every
-embedding after each commit took 2.4-3.9 s, under the cache lock, so a running ingest
-stalled every vector search; an append refresh of 10 rows takes milliseconds. A layout
-change still reloads everything.
+Refresh, by what changed since the cached matrix (the store's ``layout`` count in ``meta``
+moves on every delete and scope rewrite):
+
+- only appends (layout unchanged): just the new rows are read, and written into their
+  groups' spare capacity. Measured at 100k x 512 on the shared 2-core machine, re-reading
+  every embedding after each commit took 2.4-3.9 s under the cache lock.
+- deletes or scope rewrites: the chunk ids and scope sets of the namespace (integers, no
+  embeddings) are read and compared with the cached groups; unchanged groups are kept as
+  they are, changed ones rebuilt from the rows already in memory, and only rows the matrix
+  never held are read from SQLite. SQLite may give a deleted chunk's row id to a new chunk:
+  every delete records the lowest row id that can be handed out again (``chunk_deletes``,
+  written by :func:`~graphctx.store.sqlite.writes.delete_document_versions`), and cached rows
+  at or past it are read again.
 """
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import threading
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
-import numpy.typing as npt
 
-from graphctx.errors import StoreUnavailableError
-from graphctx.store.records import Vector
+from graphctx.store.sqlite.scope_layout import ScopeLayout, layout_count
+from graphctx.store.sqlite.vector_groups import (
+    F32,
+    Int64Array,
+    NamespaceMatrix,
+    ScopeGroup,
+    group_index,
+    max_norm_of,
+    with_capacity,
+)
+from graphctx.store.sqlite.vector_scan import top_k_visible
 
-Int64Array = npt.NDArray[np.int64]
+__all__ = ["NamespaceMatrix", "VectorCache", "top_k_visible"]
 
-
-BoolArray = npt.NDArray[np.bool_]
-GATHER_BELOW_SHARE = 0.1  # gather visible rows instead of a full scan below this share
-
-
-@dataclass(frozen=True)
-class NamespaceMatrix:
-    generation: int
-    layout: int  # the store's count of deletes and scope rewrites when this was read
-    chunk_rowids: Int64Array  # ascending
-    matrix: npt.NDArray[np.float32]  # (n, dim), rows L2-normalised: ``buffer[:n]``
-    scope_masks: dict[str, BoolArray]  # scope -> rows whose document holds it
-    buffer: npt.NDArray[np.float32]  # (capacity, dim); rows past n are free for appends
-
-    def visible(self, scopes: frozenset[str]) -> BoolArray:
-        mask = np.zeros(self.chunk_rowids.shape[0], dtype=np.bool_)
-        for scope in scopes:
-            held = self.scope_masks.get(scope)
-            if held is not None:
-                mask |= held
-        return mask
+READ_BATCH = 4096  # embeddings stacked per step of a load (bounds its transient memory)
+ID_BATCH = 500  # row ids per ``IN (...)`` read
 
 
 class VectorCache:
@@ -72,17 +64,20 @@ class VectorCache:
         """The matrix as of ``generation``, read through ``conn`` (whose read transaction
         must be at that generation). A reader whose snapshot predates the cached matrix gets
         its own older one and leaves the cache alone: the newer matrix may hold chunks its
-        snapshot cannot resolve. Only the cached (newest) matrix is ever extended, under the
-        lock, so appends never write over rows another matrix shows."""
+        snapshot cannot resolve. Only the cached (newest) matrix is ever refreshed from,
+        under the lock, so appends never write over rows another matrix shows."""
         with self._lock_for(namespace):
             cached = self._matrices.get(namespace)
             if cached is not None and cached.generation == generation:
                 return cached
-            layout = _layout(conn)
-            if cached is not None and cached.generation < generation and cached.layout == layout:
-                loaded = _extend(conn, namespace, cached, generation)
+            layout = layout_count(conn)
+            if cached is not None and cached.generation < generation:
+                if cached.layout == layout:
+                    loaded = _extend(conn, namespace, cached, generation)
+                else:
+                    loaded = _rebuild(conn, namespace, cached, generation, layout)
             else:
-                loaded = _load(conn, namespace, generation, layout)
+                loaded = load(conn, namespace, generation, layout)
             if cached is None or generation > cached.generation:
                 self._matrices[namespace] = loaded
             return loaded
@@ -92,131 +87,171 @@ class VectorCache:
             self._matrices.clear()
 
 
-def _layout(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'layout'").fetchone()
-    return 0 if row is None else int(row[0])
+# --- reading ------------------------------------------------------------------------------
+def _reuse_floor(conn: sqlite3.Connection, since_layout: int) -> int | None:
+    """The lowest chunk row id a delete after ``since_layout`` may have freed for reuse."""
+    try:
+        row = conn.execute(
+            "SELECT min(reuse_from) FROM chunk_deletes WHERE layout > ?", (since_layout,)
+        ).fetchone()
+    except sqlite3.OperationalError:  # a file opened by an older graphctx: trust no row
+        return 0
+    return None if row is None or row[0] is None else int(row[0])
 
 
-def _rows(conn: sqlite3.Connection, namespace: str, after: int) -> list[tuple[int, bytes]]:
-    return conn.execute(
-        "SELECT id, embedding FROM chunks WHERE namespace = ? AND id > ? ORDER BY id",
-        (namespace, after),
-    ).fetchall()
+def _rows(conn: sqlite3.Connection, namespace: str, after: int) -> Iterator[tuple[int, bytes]]:
+    """(row id, embedding) of the namespace's chunks past ``after``, ascending, streamed."""
+    return iter(
+        conn.execute(
+            "SELECT id, embedding FROM chunks WHERE namespace = ? AND id > ? ORDER BY id",
+            (namespace, after),
+        )
+    )
 
 
-def _stack(rows: list[tuple[int, bytes]]) -> tuple[Int64Array, npt.NDArray[np.float32]]:
-    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-    return rowids, matrix.reshape(len(rows), -1)
+def _rows_by_id(conn: sqlite3.Connection, rowids: Int64Array) -> Iterator[tuple[int, bytes]]:
+    for start in range(0, rowids.shape[0], ID_BATCH):
+        part = rowids[start : start + ID_BATCH].tolist()
+        marks = ", ".join("?" * len(part))
+        yield from conn.execute(f"SELECT id, embedding FROM chunks WHERE id IN ({marks})", part)
 
 
-def _with_capacity(matrix: npt.NDArray[np.float32], rows: int) -> npt.NDArray[np.float32]:
-    """A new buffer holding ``matrix`` and room for about as many rows again."""
-    buffer = np.empty((max(rows, 2 * matrix.shape[0], 64), matrix.shape[1]), dtype=np.float32)
-    buffer[: matrix.shape[0]] = matrix
-    return buffer
+def _fill(
+    targets: Mapping[frozenset[str], tuple[F32, Int64Array, int]],
+    rows: Iterable[tuple[int, bytes]],
+) -> None:
+    """Write each streamed (row id, embedding) into ``targets[key] = (buffer, rowids, offset)``
+    at ``offset`` + its place in ``rowids``; rows no target holds are skipped."""
+    keys = list(targets)
+    if not keys:
+        return
+    all_ids = np.concatenate([targets[k][1] for k in keys])
+    owner = np.concatenate([np.full(targets[k][1].shape[0], n) for n, k in enumerate(keys)])
+    slot = np.concatenate([np.arange(targets[k][1].shape[0]) + targets[k][2] for k in keys])
+    order = np.argsort(all_ids, kind="stable")
+    all_ids, owner, slot = all_ids[order], owner[order], slot[order]
+    stream = iter(rows)
+    while batch := list(itertools.islice(stream, READ_BATCH)):
+        ids = np.fromiter((r[0] for r in batch), dtype=np.int64, count=len(batch))
+        at = np.searchsorted(all_ids, ids).clip(max=max(0, all_ids.shape[0] - 1))
+        held = all_ids[at] == ids
+        if not held.any():
+            continue
+        matrix = np.frombuffer(
+            b"".join(r[1] for r, h in zip(batch, held.tolist(), strict=True) if h),
+            dtype=np.float32,
+        )
+        matrix = matrix.reshape(int(held.sum()), -1)
+        at = at[held]
+        for n in np.unique(owner[at]).tolist():
+            mine = owner[at] == n
+            targets[keys[n]][0][slot[at][mine]] = matrix[mine]
 
 
-def _load(
-    conn: sqlite3.Connection, namespace: str, generation: int, layout: int
+def _dim_of(conn: sqlite3.Connection, namespace: str) -> int:
+    row = conn.execute(
+        "SELECT length(embedding) FROM chunks WHERE namespace = ? LIMIT 1", (namespace,)
+    ).fetchone()
+    return 0 if row is None else int(row[0]) // 4
+
+
+def _finish(
+    generation: int,
+    layout: int,
+    dim: int,
+    last_rowid: int,
+    groups: dict[frozenset[str], ScopeGroup],
 ) -> NamespaceMatrix:
-    rows = _rows(conn, namespace, -1)
-    if not rows:
-        empty = np.zeros((0, 0), dtype=np.float32)
-        return NamespaceMatrix(generation, layout, np.zeros(0, dtype=np.int64), empty, {}, empty)
-    chunk_rowids, matrix = _stack(rows)
-    buffer = _with_capacity(matrix, len(rows))
-    masks = _scope_masks(conn, namespace, chunk_rowids, -1)
-    return NamespaceMatrix(generation, layout, chunk_rowids, buffer[: len(rows)], masks, buffer)
+    return NamespaceMatrix(generation, layout, dim, last_rowid, groups, group_index(groups))
+
+
+def _group(key: frozenset[str], rowids: Int64Array, buffer: F32) -> ScopeGroup:
+    matrix = buffer[: rowids.shape[0]]
+    return ScopeGroup(key, rowids, matrix, buffer, max_norm_of(matrix))
+
+
+# --- the three refreshes ------------------------------------------------------------------
+def load(conn: sqlite3.Connection, namespace: str, generation: int, layout: int) -> NamespaceMatrix:
+    """Every visible chunk of the namespace, read from scratch."""
+    placed = ScopeLayout(conn, namespace, -1)
+    dim = _dim_of(conn, namespace) if placed.groups else 0
+    targets = {k: (with_capacity(ids.shape[0], dim), ids, 0) for k, ids in placed.groups.items()}
+    _fill(targets, _rows(conn, namespace, -1))
+    groups = {k: _group(k, ids, targets[k][0]) for k, ids in placed.groups.items()}
+    return _finish(generation, layout, dim, placed.last_rowid, groups)
 
 
 def _extend(
     conn: sqlite3.Connection, namespace: str, cached: NamespaceMatrix, generation: int
 ) -> NamespaceMatrix:
     """``cached`` plus the chunks added since; nothing was deleted or re-scoped since."""
-    count = cached.chunk_rowids.shape[0]
-    last = int(cached.chunk_rowids[-1]) if count else -1
-    rows = _rows(conn, namespace, last)
-    if not rows:
-        return NamespaceMatrix(
-            generation, cached.layout, cached.chunk_rowids, cached.matrix,
-            cached.scope_masks, cached.buffer,
-        )  # fmt: skip
-    if count == 0:
-        return _load(conn, namespace, generation, cached.layout)
-    new_rowids, new_matrix = _stack(rows)
-    total = count + len(rows)
-    buffer = cached.buffer
-    if buffer.shape[0] < total:
-        buffer = _with_capacity(cached.matrix, total)
-    buffer[count:total] = new_matrix
-    chunk_rowids = np.concatenate([cached.chunk_rowids, new_rowids])
-    added = _scope_masks(conn, namespace, new_rowids, last)
-    masks = {
-        scope: np.concatenate(
-            [
-                cached.scope_masks.get(scope, np.zeros(count, dtype=np.bool_)),
-                added.get(scope, np.zeros(len(rows), dtype=np.bool_)),
-            ]
+    placed = ScopeLayout(conn, namespace, cached.last_rowid)
+    if not placed.groups:
+        return _finish(
+            generation, cached.layout, cached.dim, placed.last_rowid, dict(cached.groups)
         )
-        for scope in cached.scope_masks.keys() | added.keys()
-    }
-    return NamespaceMatrix(generation, cached.layout, chunk_rowids, buffer[:total], masks, buffer)
+    dim = cached.dim or _dim_of(conn, namespace)
+    groups = dict(cached.groups)
+    targets: dict[frozenset[str], tuple[F32, Int64Array, int]] = {}
+    for key, new_ids in placed.groups.items():
+        old = groups.get(key)
+        size = 0 if old is None else old.size
+        total = size + new_ids.shape[0]
+        if old is not None and old.buffer.shape[0] >= total:
+            buffer = old.buffer  # rows past ``size`` belong to no matrix yet
+        else:
+            buffer = with_capacity(total, dim)
+            if old is not None:
+                buffer[:size] = old.matrix
+        targets[key] = (buffer, new_ids, size)
+    _fill(targets, _rows(conn, namespace, cached.last_rowid))
+    for key, (buffer, new_ids, size) in targets.items():
+        old = groups.get(key)
+        rowids = new_ids if old is None else np.concatenate([old.rowids, new_ids])
+        added = max_norm_of(buffer[size : size + new_ids.shape[0]])
+        matrix = buffer[: rowids.shape[0]]
+        groups[key] = ScopeGroup(
+            key, rowids, matrix, buffer, max(added, 0.0 if old is None else old.max_norm)
+        )
+    return _finish(generation, cached.layout, dim, placed.last_rowid, groups)
 
 
-def _scope_masks(
-    conn: sqlite3.Connection, namespace: str, chunk_rowids: Int64Array, after: int
-) -> dict[str, BoolArray]:
-    """Masks over ``chunk_rowids`` (every chunk of the namespace with a row id > ``after``)."""
-    by_scope: dict[str, list[int]] = {}
-    for scope, chunk_rowid in conn.execute(
-        """SELECT s.scope, c.id FROM chunks c JOIN document_scopes s ON s.doc = c.doc
-           WHERE c.namespace = ? AND c.id > ?""",
-        (namespace, after),
-    ):
-        by_scope.setdefault(scope, []).append(chunk_rowid)
-    masks: dict[str, BoolArray] = {}
-    for scope, members in by_scope.items():
-        rowids = np.asarray(members, dtype=np.int64)
-        rows = np.searchsorted(chunk_rowids, rowids)
-        # A chunk the matrix does not hold would mark some other row visible: refuse.
-        if rows.max() >= chunk_rowids.shape[0] or not np.array_equal(chunk_rowids[rows], rowids):
-            raise StoreUnavailableError("vector scope masks out of step with the matrix")
-        mask = np.zeros(chunk_rowids.shape[0], dtype=np.bool_)
-        mask[rows] = True
-        masks[scope] = mask
-    return masks
-
-
-def _row_dots(matrix: np.ndarray, q: Vector) -> np.ndarray:
-    """Each row's dot product with ``q``, computed the same way wherever the row sits.
-
-    BLAS (``matrix @ q``) picks kernels by block, so a row's last float bits depended on how
-    many rows, hidden ones included, came before it; einsum sums every row in one order.
-    """
-    scores: np.ndarray = np.einsum("ij,j->i", matrix, q)
-    return scores
-
-
-def top_k_visible(
-    data: NamespaceMatrix, query: Vector, scopes: frozenset[str], limit: int
-) -> list[tuple[int, float]]:
-    """(chunk rowid, cosine) of the best visible rows; ties broken by lower rowid."""
-    if data.matrix.shape[0] == 0 or limit <= 0:
-        return []
-    visible = data.visible(scopes)
-    count = int(visible.sum())
-    if count == 0:
-        return []
-    q = query.astype(np.float32, copy=False)
-    if count < GATHER_BELOW_SHARE * visible.shape[0]:
-        rows = np.flatnonzero(visible)
-        scores = _row_dots(data.matrix[rows], q)
-    else:
-        rows = np.arange(visible.shape[0])
-        scores = _row_dots(data.matrix, q)
-        scores[~visible] = -np.inf
-    k = min(limit, count)
-    best = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(k)
-    ordered = sorted(best.tolist(), key=lambda i: (-float(scores[i]), int(rows[i])))
-    return [(int(data.chunk_rowids[rows[i]]), float(scores[i])) for i in ordered]
+def _rebuild(
+    conn: sqlite3.Connection,
+    namespace: str,
+    cached: NamespaceMatrix,
+    generation: int,
+    layout: int,
+) -> NamespaceMatrix:
+    """``cached`` after deletes or scope rewrites: unchanged groups kept, changed ones rebuilt
+    from memory, only rows the matrix never held (or whose row id may be reused) read."""
+    floor = _reuse_floor(conn, cached.layout)
+    placed = ScopeLayout(conn, namespace, -1)
+    dim = cached.dim or (_dim_of(conn, namespace) if placed.groups else 0)
+    sources = list(cached.groups.values())
+    trusted = [g.rowids if floor is None else g.rowids[g.rowids < floor] for g in sources]
+    empty = np.zeros(0, dtype=np.int64)
+    held_ids = np.concatenate([empty, *trusted])
+    held_owner = np.concatenate([empty, *(np.full(t.shape[0], n) for n, t in enumerate(trusted))])
+    held_slot = np.concatenate([empty, *(np.arange(t.shape[0]) for t in trusted)])
+    order = np.argsort(held_ids, kind="stable")
+    held_ids, held_owner, held_slot = held_ids[order], held_owner[order], held_slot[order]
+    groups: dict[frozenset[str], ScopeGroup] = {}
+    for key, ids in placed.groups.items():
+        old = cached.groups.get(key)
+        unchanged = old is not None and np.array_equal(old.rowids, ids)
+        if old is not None and unchanged and (floor is None or int(ids[-1]) < floor):
+            groups[key] = old
+            continue
+        buffer = with_capacity(ids.shape[0], dim)
+        in_memory = np.zeros(ids.shape[0], dtype=np.bool_)
+        if held_ids.shape[0]:
+            at = np.searchsorted(held_ids, ids).clip(max=held_ids.shape[0] - 1)
+            in_memory = held_ids[at] == ids
+            for n in np.unique(held_owner[at[in_memory]]).tolist():
+                mine = in_memory & (held_owner[at] == n)
+                buffer[np.flatnonzero(mine)] = sources[n].matrix[held_slot[at[mine]]]
+        if not in_memory.all():
+            _fill({key: (buffer, ids, 0)}, _rows_by_id(conn, ids[~in_memory]))
+        groups[key] = _group(key, ids, buffer)
+    return _finish(generation, layout, dim, placed.last_rowid, groups)

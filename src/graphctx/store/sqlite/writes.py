@@ -269,6 +269,16 @@ def _count_layout_change(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'layout'")
 
 
+def _record_reusable_row_ids(conn: sqlite3.Connection) -> None:
+    """SQLite gives a new chunk the row id after the highest one left, so after a delete every
+    id from there on may name a different chunk: the vector cache re-reads those rows."""
+    conn.execute(
+        """INSERT INTO chunk_deletes (layout, reuse_from)
+           SELECT CAST(value AS INTEGER), (SELECT coalesce(max(id), 0) + 1 FROM chunks)
+           FROM meta WHERE key = 'layout'"""
+    )
+
+
 def _replace_scopes_of_all_versions(conn: sqlite3.Connection, d: NewDocument) -> None:
     docs = [
         row[0]
@@ -443,6 +453,7 @@ def delete_document_versions(
         conn.execute("DELETE FROM documents WHERE id = ?", (doc,))
     if rows:
         _count_layout_change(conn)
+        _record_reusable_row_ids(conn)
     _drop_mentions_of_homeless_nodes(conn, namespace, homed)
     _delete_orphan_nodes(conn, namespace)
     return len(rows)
