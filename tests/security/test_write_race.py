@@ -29,7 +29,7 @@ from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.server.app import create_app
 from graphctx.server.config import ServiceSettings
 from graphctx.server.keys import generate_key, hash_key
-from graphctx.server.models import IngestResult, SearchResponse
+from graphctx.server.models import IngestResult, Problem, SearchResponse
 from graphctx.store.records import DocumentWrite, WriteResult
 from graphctx.store.sqlite.store import SqliteGraphStore
 from graphctx.testing.serve import serve_in_thread
@@ -100,6 +100,12 @@ def _upload(url: str, key: str, text: str, scope: str, document_id: str = "plan"
     body = {"documents": [{"document_id": document_id, "text": text}], "scopes": scopes}
     with _client(url, key) as http:
         response = http.post("/v1/projects/race/documents", json=body)
+    if response.status_code == 422:  # the one document was refused: nothing was ingested
+        problem = Problem.model_validate_json(response.text)
+        assert problem.code == "nothing_ingested", response.text
+        return IngestResult(
+            project_id="race", documents=[], chunks_written=0, errors=problem.errors or []
+        )
     assert response.status_code == 200, response.text
     return IngestResult.model_validate_json(response.text)
 
