@@ -46,7 +46,7 @@ from graphctx.contract import (
     UnanswerableReason,
 )
 from graphctx.embed import Embedder
-from graphctx.errors import GraphctxError, StoreUnavailableError
+from graphctx.errors import GraphctxError, InvalidRequestError, StoreUnavailableError
 from graphctx.retrieve.assemble import Instruments, Trail, assemble_response
 from graphctx.retrieve.assist import LlmStages, LlmStagesConfig
 from graphctx.retrieve.assist.embedding_rerank import EmbeddingReranker
@@ -206,24 +206,23 @@ class ContextProvider:
         path: Path | str,
         *,
         namespace: str = "default",
-        scopes: str | Sequence[str] = (),
+        scopes: Sequence[str] = (),
         source_uri_prefix: str | None = None,
         progress: bool = False,
         extractor: GraphExtractor | None = None,
-        scope_ceiling: str | Sequence[str] | None = None,
+        scope_ceiling: Sequence[str] | None = None,
     ) -> IngestReport:
         """``scopes`` apply to documents without their own; with ``scope_ceiling``, a document
-        whose own scopes (front matter, sidecar) name anything else is rejected. One scope may
-        be given as a plain string."""
+        whose own scopes (front matter, sidecar) name anything else is rejected."""
         from graphctx.ingest.pipeline import IngestDefaults
 
         defaults = IngestDefaults(
             namespace=namespace,
-            scopes=scope_names(scopes),
+            scopes=scope_names(scopes, "scopes"),
             source_uri_prefix=source_uri_prefix,
             permitted_scopes=None
             if scope_ceiling is None
-            else frozenset(scope_names(scope_ceiling)),
+            else frozenset(scope_names(scope_ceiling, "scope_ceiling")),
         )
         return self._run(
             self.aingest_path(Path(path), defaults, progress=progress, extractor=extractor)
@@ -236,8 +235,8 @@ class ContextProvider:
     def delete_document(self, namespace: str, document_id: str) -> int:
         return self._run(self.adelete_document(namespace, document_id))
 
-    def list_documents(self, namespace: str, scopes: str | Sequence[str]) -> list[DocumentSummary]:
-        return self._run(self.alist_documents(namespace, frozenset(scope_names(scopes))))
+    def list_documents(self, namespace: str, scopes: Sequence[str]) -> list[DocumentSummary]:
+        return self._run(self.alist_documents(namespace, frozenset(scope_names(scopes, "scopes"))))
 
     # --- composition -------------------------------------------------------------------------
     def with_grants(self, grants: ScopeGrants) -> ContextProvider:
@@ -629,6 +628,11 @@ def _graph_trail(ranking: GraphRanking) -> Trail:
     )
 
 
-def scope_names(scopes: str | Sequence[str]) -> tuple[str, ...]:
-    """Scope names as given: a plain string is one scope, never its characters."""
-    return (scopes,) if isinstance(scopes, str) else tuple(scopes)
+def scope_names(scopes: Sequence[str], field: str) -> tuple[str, ...]:
+    """Scope names as given. A plain string is refused, as ``ContextRequest`` refuses it:
+    read as a sequence it would be its characters, each a scope of its own."""
+    if isinstance(scopes, str):
+        raise InvalidRequestError(
+            f"{field} must be a list of scope names, not one string", field=field
+        )
+    return tuple(scopes)
