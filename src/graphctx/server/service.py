@@ -25,6 +25,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -50,6 +51,7 @@ from graphctx.server.errors import LimitExceededError, project_not_found
 from graphctx.server.grants import bind_identity
 from graphctx.server.metrics import Metrics
 from graphctx.server.models import (
+    ContextBody,
     DocumentError,
     DocumentOutcome,
     IngestResult,
@@ -119,6 +121,19 @@ class GraphctxService:
                 for project, grant in sorted(identity.projects.items())
             ],
         )
+
+    def context_request(
+        self, identity: Identity, body: ContextBody, trace_id: str
+    ) -> ContextRequest:
+        """The ContextRequest an HTTP body stands for: an omitted ``principal_id`` is the
+        key's, omitted ``allowed_scopes`` every scope the key holds in the project (a project
+        it holds none in is :func:`project_not_found`); given ones are checked as sent."""
+        grant = self.readable(identity, body.namespace)
+        fields = body.model_dump(mode="json", exclude_none=True)
+        fields.setdefault("principal_id", identity.principal_id)
+        fields.setdefault("allowed_scopes", sorted(grant.scopes))
+        fields.setdefault("trace_id", trace_id)
+        return parse_request(json.dumps(fields))
 
     def writable(self, identity: Identity, project: str) -> ProjectGrant:
         grant = self.readable(identity, project)
