@@ -3,8 +3,10 @@
 * A project the identity holds no grant for is :func:`project_not_found`, exactly like a
   project that does not exist; nothing about the store is consulted to decide it.
 * ``principal_id`` must be the authenticated principal unless the key may impersonate.
-  Faces that let it be omitted (MCP, the search form) default it, the scopes and a key's only
-  project from the identity (:meth:`GraphctxService.default_project`); a default never widens.
+  Every face lets it be omitted (MCP, the search form, the HTTP context routes through
+  :meth:`GraphctxService.context_request`) and defaults it and the scopes from the identity;
+  MCP also a key's only project (:meth:`GraphctxService.default_project`). A default never
+  widens.
 * Effective scopes = the identity's grant for the project ∩ the request's ``allowed_scopes``;
   the provider's ScopeGrants (:class:`~graphctx.server.grants.ConfigGrants`) applies the same
   rule again inside the pipeline.
