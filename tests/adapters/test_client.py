@@ -269,6 +269,7 @@ def test_a_question_with_options_only_narrows_and_is_checked(harness: Harness) -
         widening = refusal(lambda: client.retrieve(QUESTION, scopes=["secret"]))
         bad_budget = refusal(lambda: client.retrieve(QUESTION, max_tokens=0))
         both = refusal(lambda: client.retrieve(ask("rita", ["public"]), scopes=["public"]))
+        bad_mode = refusal(lambda: client.render(QUESTION, retrieval_mode="fastest"))
     assert {i.document_id for i in narrowed.items} == {"alpha-runbook"}
     assert (type(mismatch), mismatch.code) == (AccessDeniedError, "principal_mismatch")
     assert (type(widening), widening.code) == (AccessDeniedError, "no_effective_scopes")
@@ -276,3 +277,5 @@ def test_a_question_with_options_only_narrows_and_is_checked(harness: Harness) -
     assert bad_budget.field == "max_tokens"
     assert isinstance(both, InvalidRequestError)
     assert both.field == "allowed_scopes"
+    assert isinstance(bad_mode, InvalidRequestError)
+    assert bad_mode.field == "retrieval_mode"

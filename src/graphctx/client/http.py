@@ -115,7 +115,7 @@ class GraphctxClient:
             namespace=namespace,
             allowed_scopes=None if scopes is None else list(scopes),
             principal_id=principal_id,
-            retrieval_mode=None if retrieval_mode is None else RetrievalMode(retrieval_mode),
+            retrieval_mode=mode_of(retrieval_mode),
             max_tokens=max_tokens,
             timeout_ms=timeout_ms,
             freshness_required_at=freshness_required_at,
@@ -143,7 +143,7 @@ class GraphctxClient:
             namespace=namespace,
             allowed_scopes=None if scopes is None else list(scopes),
             principal_id=principal_id,
-            retrieval_mode=None if retrieval_mode is None else RetrievalMode(retrieval_mode),
+            retrieval_mode=mode_of(retrieval_mode),
             max_tokens=max_tokens,
             timeout_ms=timeout_ms,
             freshness_required_at=freshness_required_at,
@@ -169,7 +169,7 @@ class GraphctxClient:
             "query": query,
             "limit": limit,
             "allowed_scopes": None if scopes is None else list(scopes),
-            "retrieval_mode": None if retrieval_mode is None else RetrievalMode(retrieval_mode),
+            "retrieval_mode": mode_of(retrieval_mode),
             "max_tokens": max_tokens,
             "timeout_ms": timeout_ms,
         }
@@ -316,6 +316,19 @@ class GraphctxClient:
         if response.is_success:
             return response
         raise _error_of(response) from None
+
+
+def mode_of(value: RetrievalMode | str | None) -> RetrievalMode | None:
+    """A retrieval mode from its value (``"hybrid"``); a wrong one is InvalidRequestError."""
+    if value is None:
+        return None
+    try:
+        return RetrievalMode(value)
+    except ValueError:
+        names = ", ".join(m.value for m in RetrievalMode)
+        raise InvalidRequestError(
+            f"retrieval_mode must be one of {names}", field="retrieval_mode"
+        ) from None
 
 
 def _error_of(response: httpx.Response) -> GraphctxError:
