@@ -20,8 +20,10 @@ from agent_framework.openai import OpenAIChatCompletionClient
 
 from graphctx.client import GraphctxClient
 from graphctx.context.compact import compact_bundle_text
+from graphctx.errors import InvalidRequestError
 from graphctx.integrations.agent_framework import DEFAULT_INSTRUCTIONS, GraphctxContextProvider
 from graphctx.integrations.evidence import request_for
+from graphctx.provider import ContextProvider
 from graphctx.testing.fake_chat import ChatBody, FakeChatServer
 from graphctx.testing.service import ALPHA_SECRET_MARKER, Harness
 
@@ -128,3 +130,22 @@ def test_an_unreachable_service_fails_the_run_as_an_integration_error(
         run(agent_with(model, provider), QUESTION)
     assert not isinstance(raised.value, IntegrationInvalidRequestException)
     assert str(raised.value).startswith("[service_unreachable] POST /v1/context failed: ")
+
+
+def test_over_a_client_the_key_decides_principal_and_scopes(
+    harness: Harness, model: FakeChatServer
+) -> None:
+    """No principal, no scopes: the service answers with the key's view (ada reads the
+    payroll note, rita does not)."""
+    for key, sees_secret in (("ada", True), ("rita", False)):
+        with GraphctxClient(harness.url, api_key=harness.keys[key], namespace="alpha") as client:
+            run(agent_with(model, GraphctxContextProvider(client)), QUESTION)
+        sent = sent_text(model.requests[-1])
+        assert '<source id="S1"' in sent
+        assert (ALPHA_SECRET_MARKER in sent) is sees_secret
+
+
+def test_in_process_the_principal_and_scopes_are_needed(in_process: ContextProvider) -> None:
+    with pytest.raises(InvalidRequestError) as refused:
+        GraphctxContextProvider(in_process, namespace="alpha")
+    assert refused.value.field == "principal_id"

@@ -4,6 +4,7 @@ models, and every failure is the typed error the service raised, never an httpx 
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -20,7 +21,7 @@ from graphctx.errors import (
     StoreUnavailableError,
 )
 from graphctx.server.errors import AuthenticationError, LimitExceededError
-from graphctx.server.models import DocumentIn, RenderedContext, SearchResponse
+from graphctx.server.models import DocumentIn, RenderedContext, SearchResponse, WhoAmI
 from graphctx.testing.service import ALPHA_SECRET_MARKER, Harness
 
 
@@ -32,6 +33,15 @@ def ask(principal: str, scopes: list[str], **fields: object) -> ContextRequest:
     return ContextRequest.model_validate(
         {"query": QUESTION, "principal_id": principal, "allowed_scopes": scopes, **fields}
     )
+
+
+def refusal(call: Callable[[], object]) -> GraphctxError:
+    """The typed error ``call`` raised (it must raise one)."""
+    try:
+        call()
+    except GraphctxError as exc:
+        return exc
+    raise AssertionError("the call was not refused")
 
 
 def test_retrieve_answers_the_bundle_the_service_sent(harness: Harness) -> None:
@@ -226,3 +236,46 @@ def test_a_long_retrieval_is_never_cut_short_by_the_clients_timeout() -> None:
         "/v1/context/messages": 10.5,
         "/v1/projects/alpha/documents": 1,
     }
+
+
+def test_whoami_answers_the_keys_principal_projects_and_scopes(harness: Harness) -> None:
+    with client_for(harness, "ada", namespace=None) as client:
+        whoami = client.whoami()
+    assert isinstance(whoami, WhoAmI)
+    assert whoami.principal_id == "ada"
+    assert [(p.project_id, p.scopes) for p in whoami.projects] == [
+        ("alpha", ["public", "secret"]),
+        ("beta", ["public"]),
+    ]
+
+
+def test_retrieve_and_render_take_a_question_alone(harness: Harness) -> None:
+    with client_for(harness, "ada") as client:
+        alone = client.retrieve(QUESTION)
+        explicit = client.retrieve(ask("ada", ["public", "secret"]))
+        rendered = client.render(QUESTION, max_tokens=400)
+    assert [i.chunk_id for i in alone.items] == [i.chunk_id for i in explicit.items]
+    assert {i.document_id for i in alone.items} == {"alpha-runbook", "alpha-payroll"}
+    assert alone.manifest.namespace == "alpha"
+    assert rendered.bundle.limits.max_tokens == 400
+    assert ALPHA_SECRET_MARKER in rendered.messages[1].content  # ada may read it
+
+
+def test_a_question_with_options_only_narrows_and_is_checked(harness: Harness) -> None:
+    with client_for(harness, "ada") as client:
+        narrowed = client.retrieve(QUESTION, scopes=("public",), retrieval_mode="hybrid")
+    with client_for(harness, "rita") as client:
+        mismatch = refusal(lambda: client.retrieve(QUESTION, principal_id="ada"))
+        widening = refusal(lambda: client.retrieve(QUESTION, scopes=["secret"]))
+        bad_budget = refusal(lambda: client.retrieve(QUESTION, max_tokens=0))
+        both = refusal(lambda: client.retrieve(ask("rita", ["public"]), scopes=["public"]))
+        bad_mode = refusal(lambda: client.render(QUESTION, retrieval_mode="fastest"))
+    assert {i.document_id for i in narrowed.items} == {"alpha-runbook"}
+    assert (type(mismatch), mismatch.code) == (AccessDeniedError, "principal_mismatch")
+    assert (type(widening), widening.code) == (AccessDeniedError, "no_effective_scopes")
+    assert isinstance(bad_budget, InvalidRequestError)
+    assert bad_budget.field == "max_tokens"
+    assert isinstance(both, InvalidRequestError)
+    assert both.field == "allowed_scopes"
+    assert isinstance(bad_mode, InvalidRequestError)
+    assert bad_mode.field == "retrieval_mode"

@@ -13,11 +13,13 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
+from graphctx.client import GraphctxClient
 from graphctx.context.compact import compact_bundle_text
 from graphctx.contract import ContextResponse
 from graphctx.errors import AccessDeniedError, InvalidRequestError
 from graphctx.integrations.langchain import GraphctxRetriever
-from graphctx.testing.service import ALPHA_SECRET_MARKER
+from graphctx.provider import ContextProvider
+from graphctx.testing.service import ALPHA_SECRET_MARKER, Harness
 
 
 def retriever_for(sources: Sources, principal: str, scopes: list[str]) -> GraphctxRetriever:
@@ -147,3 +149,21 @@ def test_a_refused_tool_call_answers_the_agent_with_the_errors_line(sources: Sou
         "error",
         f"[no_effective_scopes] {expected[sources.kind]}",
     )
+
+
+def test_over_a_client_the_key_decides_principal_and_scopes(harness: Harness) -> None:
+    seen = {}
+    for key in ("ada", "rita"):
+        with GraphctxClient(harness.url, api_key=harness.keys[key], namespace="alpha") as client:
+            retriever = GraphctxRetriever(source=client)
+            docs = retriever.invoke(QUESTION)
+            tool_text = retriever.as_tool().invoke({"query": QUESTION})
+        seen[key] = {str(d.metadata["document_id"]) for d in docs}
+        assert (ALPHA_SECRET_MARKER in tool_text) is (key == "ada")
+    assert seen == {"ada": {"alpha-runbook", "alpha-payroll"}, "rita": {"alpha-runbook"}}
+
+
+def test_in_process_the_principal_and_scopes_are_needed(in_process: ContextProvider) -> None:
+    with pytest.raises(InvalidRequestError) as refused:
+        GraphctxRetriever(source=in_process, principal_id="rita", namespace="alpha")
+    assert refused.value.field == "scopes"

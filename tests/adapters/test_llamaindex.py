@@ -10,9 +10,11 @@ from adapter_world import QUESTION, Sources
 from llama_index.core.postprocessor import SimilarityPostprocessor
 from llama_index.core.schema import MetadataMode, NodeRelationship, QueryBundle, TextNode
 
-from graphctx.errors import AccessDeniedError
+from graphctx.client import GraphctxClient
+from graphctx.errors import AccessDeniedError, InvalidRequestError
 from graphctx.integrations.llamaindex import GraphctxRetriever
-from graphctx.testing.service import ALPHA_SECRET_MARKER
+from graphctx.provider import ContextProvider
+from graphctx.testing.service import ALPHA_SECRET_MARKER, Harness
 
 
 def retriever_for(sources: Sources, principal: str, scopes: list[str]) -> GraphctxRetriever:
@@ -81,3 +83,18 @@ def test_a_refused_request_raises_the_typed_error(sources: Sources) -> None:
     with pytest.raises(AccessDeniedError) as raised:
         retriever_for(sources, "rita", ["secret"]).retrieve(QUESTION)
     assert raised.value.code == "no_effective_scopes"
+
+
+def test_over_a_client_the_key_decides_principal_and_scopes(harness: Harness) -> None:
+    seen = {}
+    for key in ("ada", "rita"):
+        with GraphctxClient(harness.url, api_key=harness.keys[key], namespace="alpha") as client:
+            nodes = GraphctxRetriever(client).retrieve(QUESTION)
+        seen[key] = {str(n.node.metadata["document_id"]) for n in nodes}
+    assert seen == {"ada": {"alpha-runbook", "alpha-payroll"}, "rita": {"alpha-runbook"}}
+
+
+def test_in_process_the_principal_and_scopes_are_needed(in_process: ContextProvider) -> None:
+    with pytest.raises(InvalidRequestError) as refused:
+        GraphctxRetriever(in_process, scopes=["public"], namespace="alpha")
+    assert refused.value.field == "principal_id"

@@ -64,7 +64,11 @@ def test_the_remote_snippet_runs_against_a_real_service(
     url, key = sams_service
     exec(compile(snippet("remote"), str(README), "exec"), {"URL": url, "KEY": key})
     source = (Path.cwd() / "docs" / "payments.md").as_uri()
-    assert capsys.readouterr().out.splitlines() == [f"S1 {source}", "['S1']"]
+    assert capsys.readouterr().out.splitlines() == [
+        '{"principal_id":"sam","projects":[{"project_id":"acme","scopes":["eng"]}]}',
+        f"S1 {source}",
+        "['S1']",
+    ]
 
 
 def test_the_agent_framework_snippet_runs_an_agent(

@@ -271,15 +271,18 @@ def test_probes_and_metrics(harness: Harness) -> None:
 def test_the_openapi_request_schema_is_the_contract(harness: Harness) -> None:
     with harness.client() as anonymous:
         spec = anonymous.get("/openapi.json").json()
-    assert spec["components"]["schemas"]["ContextRequest"]["properties"].keys() == (
-        ContextRequest.model_json_schema()["properties"].keys()
-    )
+    # the wire body carries exactly the contract's fields; only the question is required
+    # (principal and scopes default from the key: issue 15)
+    body = spec["components"]["schemas"]["ContextBody"]
+    assert body["properties"].keys() == ContextRequest.model_json_schema()["properties"].keys()
+    assert body["required"] == ["query"]
     assert set(spec["paths"]) == {
         "/v1/context",
         "/v1/context/messages",
         "/v1/projects/{project_id}/search",
         "/v1/projects/{project_id}/documents",
         "/v1/projects/{project_id}/documents/{document_id}",
+        "/v1/whoami",
         "/healthz",
         "/readyz",
         "/metrics",

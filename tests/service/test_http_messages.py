@@ -158,7 +158,7 @@ def test_the_route_is_documented(harness: Harness) -> None:
         spec = http.get("/openapi.json").json()
     operation = spec["paths"]["/v1/context/messages"]["post"]
     assert operation["requestBody"]["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/ContextRequest"
+        "$ref": "#/components/schemas/ContextBody"
     }
     ok = operation["responses"]["200"]["content"]["application/json"]["schema"]
     assert ok == {"$ref": "#/components/schemas/RenderedContext"}

@@ -29,6 +29,7 @@ OPERATIONS = {
     "getHealth",
     "getReadiness",
     "getMetrics",
+    "whoAmI",
 }
 PROJECT = "gamma"  # wes may write it
 
@@ -90,6 +91,7 @@ def test_the_generated_client_has_one_function_per_operation(generated: ModuleTy
         "search",
         "documents",
         "service",
+        "identity",
     }
 
 
@@ -97,13 +99,8 @@ def test_the_generated_client_reads_a_bundle_and_its_messages(
     generated: ModuleType, harness: Harness
 ) -> None:
     m = models()
-    request = m.ContextRequest(
-        query="how do I roll back a deploy",
-        principal_id="rita",
-        allowed_scopes=["public"],
-        namespace="alpha",
-        max_tokens=400,
-    )
+    # only the question and the project: principal and scopes are the key's
+    request = m.ContextBody(query="how do I roll back a deploy", namespace="alpha", max_tokens=400)
     with client_for(generated, harness, "rita") as client:
         bundle = api("context.retrieve_context").sync_detailed(client=client, body=request)
         rendered = api("context.render_context_messages").sync(client=client, body=request)
@@ -184,11 +181,23 @@ def test_the_generated_client_calls_the_service_probes(
     assert b"graphctx_http_requests" in metrics.content
 
 
+def test_the_generated_client_asks_who_the_key_is(generated: ModuleType, harness: Harness) -> None:
+    m = models()
+    with client_for(generated, harness, "ada") as client:
+        whoami = api("identity.who_am_i").sync(client=client)
+    assert isinstance(whoami, m.WhoAmI)
+    assert whoami.principal_id == "ada"
+    assert [(p.project_id, p.scopes) for p in whoami.projects] == [
+        ("alpha", ["public", "secret"]),
+        ("beta", ["public"]),
+    ]
+
+
 def test_the_generated_client_reads_every_problem_as_the_envelope(
     generated: ModuleType, harness: Harness
 ) -> None:
     m = models()
-    request = m.ContextRequest(
+    request = m.ContextBody(
         query="how do I roll back a deploy",
         principal_id="ada",
         allowed_scopes=["public"],

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from graphctx.contract import ContextRequest, ContextResponse
+from graphctx.contract import ContextResponse
 from graphctx.server.models import (
+    ContextBody,
     DeleteResult,
     IngestRequest,
     IngestResult,
@@ -21,6 +22,7 @@ from graphctx.server.models import (
     SearchRequest,
     SearchResponse,
     SourceList,
+    WhoAmI,
 )
 from graphctx.testing.service import Harness
 
@@ -33,10 +35,11 @@ RESPONSE_MODELS: dict[str, type[BaseModel]] = {
     "ingestDocuments": IngestResult,
     "listDocuments": SourceList,
     "deleteDocument": DeleteResult,
+    "whoAmI": WhoAmI,
 }
 REQUEST_MODELS: dict[str, type[BaseModel]] = {
-    "retrieveContext": ContextRequest,
-    "renderContextMessages": ContextRequest,
+    "retrieveContext": ContextBody,
+    "renderContextMessages": ContextBody,
     "searchProject": SearchRequest,
     "ingestDocuments": IngestRequest,
 }
@@ -106,7 +109,7 @@ def test_every_operation_has_a_stable_id_a_declared_tag_and_a_summary(
         assert set(operation["tags"]) <= declared_tags, (method, path)
         assert operation.get("summary"), (method, path)
         ids.append(operation["operationId"])
-    assert len(ids) == len(set(ids)) == 9
+    assert len(ids) == len(set(ids)) == 10
     assert {"retrieveContext", "searchProject", "ingestDocuments"} <= set(ids)
 
 
@@ -162,3 +165,19 @@ def test_the_upload_field_is_documented(document: dict[str, Any]) -> None:
     assert form["required"] == ["files"]
     assert "`files`" in form["properties"]["files"]["description"]
     assert "`files`" in operation["description"]
+
+
+def test_whoami_and_the_optional_identity_of_the_context_body_are_documented(
+    document: dict[str, Any],
+) -> None:
+    whoami = document["paths"]["/v1/whoami"]["get"]
+    assert whoami["operationId"] == "whoAmI"
+    assert whoami["tags"] == ["identity"]
+    assert whoami["security"]
+    body = document["components"]["schemas"]["ContextBody"]
+    assert body["required"] == ["query"]
+    example = document["paths"]["/v1/context"]["post"]["requestBody"]["content"][
+        "application/json"
+    ]["example"]
+    assert "principal_id" not in example
+    assert "allowed_scopes" not in example

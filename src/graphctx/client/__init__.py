@@ -4,9 +4,9 @@
 
     from graphctx.client import GraphctxClient
     with GraphctxClient("http://localhost:8000", api_key=KEY, namespace="acme") as client:
-        bundle = client.retrieve(graphctx.ContextRequest(
-            query="How do I restart the payment gateway?", principal_id="sam",
-            allowed_scopes=["eng"]))
+        print(client.whoami())           # the key's principal, projects and scopes
+        bundle = client.retrieve("How do I restart the payment gateway?")
+        narrower = client.retrieve("Who is on call?", scopes=["eng"])  # only narrows
 
 It answers with the same models the service sends (:mod:`graphctx.contract` and
 :mod:`graphctx.server.models`) and raises the same typed errors the service raised

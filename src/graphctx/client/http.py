@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Final, Self, TypeVar
@@ -17,8 +18,10 @@ from graphctx.client.errors import (
     error_from_problem,
 )
 from graphctx.contract import ContextRequest, ContextResponse, RetrievalMode
+from graphctx.contract.parsing import invalid_request_from
 from graphctx.errors import GraphctxError, InvalidRequestError
 from graphctx.server.models import (
+    ContextBody,
     DeleteResult,
     DocumentIn,
     IngestResult,
@@ -26,6 +29,7 @@ from graphctx.server.models import (
     RenderedContext,
     SearchResponse,
     SourceList,
+    WhoAmI,
 )
 
 __all__ = ["DEFAULT_TIMEOUT_S", "GraphctxClient"]
@@ -42,7 +46,9 @@ class GraphctxClient:
     """A synchronous client for ``graphctx serve``. Constructing it does no I/O.
 
     ``namespace`` is the project the methods use when a call names none; a
-    :class:`ContextRequest` that leaves ``namespace`` unset gets it too. ``timeout_s`` bounds
+    :class:`ContextRequest` that leaves ``namespace`` unset gets it too. The key decides the
+    principal and scopes unless a call names them: :meth:`retrieve` and :meth:`render` take a
+    question alone. ``timeout_s`` bounds
     every HTTP exchange; a retrieval waits at least its own ``timeout_ms`` plus
     ``RETRIEVAL_GRACE_S``, so a long request is never cut short by the client. ``transport``
     is httpx's (tests pass an ``httpx.MockTransport``).
@@ -82,15 +88,67 @@ class GraphctxClient:
     ) -> None:
         self.close()
 
+    # --- who the key is -------------------------------------------------------------------
+    def whoami(self) -> WhoAmI:
+        """``GET /v1/whoami``: the key's principal, and its projects and scopes."""
+        return self._send(WhoAmI, "GET", "/v1/whoami")
+
     # --- the full contract ----------------------------------------------------------------
-    def retrieve(self, request: ContextRequest) -> ContextResponse:
-        """``POST /v1/context``: the evidence bundle for ``request``."""
-        body, wait = self._body(request), self._wait_for(request)
+    def retrieve(
+        self,
+        request: ContextRequest | str,
+        *,
+        namespace: str | None = None,
+        scopes: Sequence[str] | None = None,
+        principal_id: str | None = None,
+        retrieval_mode: RetrievalMode | str | None = None,
+        max_tokens: int | None = None,
+        timeout_ms: int | None = None,
+        freshness_required_at: datetime | None = None,
+        trace_id: str | None = None,
+    ) -> ContextResponse:
+        """``POST /v1/context``: the evidence bundle for a ContextRequest, or for a question
+        alone (``principal_id`` and ``scopes`` then default to the key's, the project to the
+        client's)."""
+        body, wait = self._context_body(
+            request,
+            namespace=namespace,
+            allowed_scopes=None if scopes is None else list(scopes),
+            principal_id=principal_id,
+            retrieval_mode=mode_of(retrieval_mode),
+            max_tokens=max_tokens,
+            timeout_ms=timeout_ms,
+            freshness_required_at=freshness_required_at,
+            trace_id=trace_id,
+        )
         return self._send(ContextResponse, "POST", "/v1/context", json=body, timeout_s=wait)
 
-    def render(self, request: ContextRequest) -> RenderedContext:
-        """``POST /v1/context/messages``: the bundle and the chat messages rendered from it."""
-        body, wait = self._body(request), self._wait_for(request)
+    def render(
+        self,
+        request: ContextRequest | str,
+        *,
+        namespace: str | None = None,
+        scopes: Sequence[str] | None = None,
+        principal_id: str | None = None,
+        retrieval_mode: RetrievalMode | str | None = None,
+        max_tokens: int | None = None,
+        timeout_ms: int | None = None,
+        freshness_required_at: datetime | None = None,
+        trace_id: str | None = None,
+    ) -> RenderedContext:
+        """``POST /v1/context/messages``: the bundle and the chat messages rendered from it;
+        takes what :meth:`retrieve` takes."""
+        body, wait = self._context_body(
+            request,
+            namespace=namespace,
+            allowed_scopes=None if scopes is None else list(scopes),
+            principal_id=principal_id,
+            retrieval_mode=mode_of(retrieval_mode),
+            max_tokens=max_tokens,
+            timeout_ms=timeout_ms,
+            freshness_required_at=freshness_required_at,
+            trace_id=trace_id,
+        )
         path = "/v1/context/messages"
         return self._send(RenderedContext, "POST", path, json=body, timeout_s=wait)
 
@@ -111,7 +169,7 @@ class GraphctxClient:
             "query": query,
             "limit": limit,
             "allowed_scopes": None if scopes is None else list(scopes),
-            "retrieval_mode": None if retrieval_mode is None else RetrievalMode(retrieval_mode),
+            "retrieval_mode": mode_of(retrieval_mode),
             "max_tokens": max_tokens,
             "timeout_ms": timeout_ms,
         }
@@ -175,14 +233,34 @@ class GraphctxClient:
         self._exchange("GET", "/readyz")
 
     # --- plumbing -------------------------------------------------------------------------
-    def _body(self, request: ContextRequest) -> dict[str, object]:
-        if self.namespace is not None and "namespace" not in request.model_fields_set:
-            request = request.model_copy(update={"namespace": self.namespace})
-        body: dict[str, object] = request.model_dump(mode="json", exclude_none=True)
-        return body
+    def _context_body(
+        self, request: ContextRequest | str, **options: object
+    ) -> tuple[dict[str, object], float]:
+        """The JSON body for a request, or for a question with options (validated here, as the
+        service will: a bad option fails before the network), and how long to wait."""
+        given = {name: value for name, value in options.items() if value is not None}
+        if isinstance(request, ContextRequest):
+            if given:
+                raise InvalidRequestError(
+                    "pass a ContextRequest alone, or a question with options: "
+                    + ", ".join(sorted(given)),
+                    field=min(given),
+                )
+            if self.namespace is not None and "namespace" not in request.model_fields_set:
+                request = request.model_copy(update={"namespace": self.namespace})
+            body: dict[str, object] = request.model_dump(mode="json", exclude_none=True)
+            return body, self._wait_for(request.timeout_ms)
+        if self.namespace is not None:
+            given.setdefault("namespace", self.namespace)
+        try:
+            question = ContextBody.model_validate({"query": request, **given})
+        except ValidationError as exc:
+            raise invalid_request_from(exc) from exc
+        body = question.model_dump(mode="json", exclude_unset=True)
+        return body, self._wait_for(question.timeout_ms)
 
-    def _wait_for(self, request: ContextRequest) -> float:
-        return max(self._timeout_s, request.timeout_ms / 1000 + RETRIEVAL_GRACE_S)
+    def _wait_for(self, timeout_ms: int) -> float:
+        return max(self._timeout_s, timeout_ms / 1000 + RETRIEVAL_GRACE_S)
 
     def _project_path(self, namespace: str | None) -> str:
         project = namespace if namespace is not None else self.namespace
@@ -238,6 +316,19 @@ class GraphctxClient:
         if response.is_success:
             return response
         raise _error_of(response) from None
+
+
+def mode_of(value: RetrievalMode | str | None) -> RetrievalMode | None:
+    """A retrieval mode from its value (``"hybrid"``); a wrong one is InvalidRequestError."""
+    if value is None:
+        return None
+    try:
+        return RetrievalMode(value)
+    except ValueError:
+        names = ", ".join(m.value for m in RetrievalMode)
+        raise InvalidRequestError(
+            f"retrieval_mode must be one of {names}", field="retrieval_mode"
+        ) from None
 
 
 def _error_of(response: httpx.Response) -> GraphctxError:

@@ -16,7 +16,9 @@ graphctx's ACL, freshness and budget: the agent and the model supply only the co
 never the principal or scopes. A refused request fails the run with Agent Framework's
 ``IntegrationInvalidRequestException`` (``IntegrationInvalidAuthException`` for a bad key,
 ``IntegrationException`` when graphctx is unavailable) whose message is the typed error's one
-line. Needs ``pip install 'graphctx[agent-framework]'``.
+line. With a :class:`~graphctx.client.GraphctxClient` as the source, ``principal_id`` and
+``scopes`` may be left out: the client's API key decides them (in process they are needed).
+Needs ``pip install 'graphctx[agent-framework]'``.
 """
 
 from __future__ import annotations
@@ -54,8 +56,7 @@ from graphctx.errors import CallerError, GraphctxError  # noqa: E402
 from graphctx.integrations.evidence import (  # noqa: E402
     Asking,
     EvidenceSource,
-    aretrieve,
-    request_for,
+    aask,
 )
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "GraphctxContextProvider", "framework_error"]
@@ -84,8 +85,8 @@ class GraphctxContextProvider(ContextProvider):
         self,
         source: EvidenceSource,
         *,
-        principal_id: str,
-        scopes: Sequence[str],
+        principal_id: str | None = None,
+        scopes: Sequence[str] | None = None,
         namespace: str | None = None,
         retrieval_mode: RetrievalMode | str = RetrievalMode.AUTO,
         max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -96,6 +97,7 @@ class GraphctxContextProvider(ContextProvider):
     ) -> None:
         super().__init__(source_id)
         self.asking = Asking.of(
+            source,
             principal_id,
             scopes,
             namespace=namespace,
@@ -119,7 +121,7 @@ class GraphctxContextProvider(ContextProvider):
         if query is None:
             return
         try:
-            response = await aretrieve(self.source, request_for(self.asking, query))
+            response = await aask(self.source, self.asking, query)
         except GraphctxError as exc:
             raise framework_error(exc) from None
         state["citations"] = citations_of(response)

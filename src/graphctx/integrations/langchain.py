@@ -13,6 +13,8 @@ text, ``metadata`` its citation id, source, version, span, freshness, scores and
 (:func:`~graphctx.integrations.evidence.item_metadata`). A refused request raises the typed
 :class:`~graphctx.errors.GraphctxError` from the retriever; the tool answers the agent with
 the error's one-line message instead (LangChain's ``ToolException``), never a traceback.
+With a :class:`~graphctx.client.GraphctxClient` as the source, ``principal_id`` and
+``scopes`` may be left out: the client's API key decides them (in process they are needed).
 Needs ``pip install 'graphctx[langchain]'``.
 """
 
@@ -46,9 +48,9 @@ from graphctx.errors import GraphctxError  # noqa: E402
 from graphctx.integrations.evidence import (  # noqa: E402
     Asking,
     EvidenceSource,
-    aretrieve,
+    aask,
+    ask,
     item_metadata,
-    request_for,
 )
 
 __all__ = ["GraphctxRetriever", "QueryInput", "documents_of"]
@@ -82,8 +84,8 @@ class GraphctxRetriever(BaseRetriever):
     """A LangChain retriever over a graphctx provider (in-process) or client (remote)."""
 
     source: EvidenceSource
-    principal_id: str
-    scopes: list[str]
+    principal_id: str | None = None
+    scopes: list[str] | None = None
     namespace: str | None = None
     retrieval_mode: RetrievalMode | str = RetrievalMode.AUTO
     max_tokens: int = DEFAULT_MAX_TOKENS
@@ -95,6 +97,7 @@ class GraphctxRetriever(BaseRetriever):
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
         self._asking = Asking.of(
+            self.source,
             self.principal_id,
             self.scopes,
             namespace=self.namespace,
@@ -107,10 +110,10 @@ class GraphctxRetriever(BaseRetriever):
     # --- the bundle ---------------------------------------------------------------------
     def bundle(self, query: str) -> ContextResponse:
         """The whole evidence bundle for ``query`` (limits, denials, manifest included)."""
-        return self.source.retrieve(request_for(self._asking, query))
+        return ask(self.source, self._asking, query)
 
     async def abundle(self, query: str) -> ContextResponse:
-        return await aretrieve(self.source, request_for(self._asking, query))
+        return await aask(self.source, self._asking, query)
 
     # --- BaseRetriever ------------------------------------------------------------------
     def _get_relevant_documents(

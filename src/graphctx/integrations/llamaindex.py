@@ -14,7 +14,10 @@ relationship, and the flat metadata of
 rank). A node's ``score`` is ``1 / rank``, so a postprocessor that sorts by score keeps the
 order graphctx packed; the retrievers' own scores are in the metadata. The model reads only
 the citation id, source and freshness next to the text. A refused request raises the typed
-:class:`~graphctx.errors.GraphctxError`. Needs ``pip install 'graphctx[llamaindex]'``.
+:class:`~graphctx.errors.GraphctxError`. With a :class:`~graphctx.client.GraphctxClient` as
+the source, ``principal_id`` and ``scopes`` may be left out: the client's API key decides them
+(in process they are needed).
+Needs ``pip install 'graphctx[llamaindex]'``.
 """
 
 from __future__ import annotations
@@ -45,9 +48,9 @@ from graphctx.contract import (  # noqa: E402
 from graphctx.integrations.evidence import (  # noqa: E402
     Asking,
     EvidenceSource,
-    aretrieve,
+    aask,
+    ask,
     item_metadata,
-    request_for,
 )
 
 __all__ = ["GraphctxRetriever", "nodes_of"]
@@ -86,8 +89,8 @@ class GraphctxRetriever(BaseRetriever):
         self,
         source: EvidenceSource,
         *,
-        principal_id: str,
-        scopes: Sequence[str],
+        principal_id: str | None = None,
+        scopes: Sequence[str] | None = None,
         namespace: str | None = None,
         retrieval_mode: RetrievalMode | str = RetrievalMode.AUTO,
         max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -95,6 +98,7 @@ class GraphctxRetriever(BaseRetriever):
         freshness_required_at: datetime | None = None,
     ) -> None:
         self.asking = Asking.of(
+            source,
             principal_id,
             scopes,
             namespace=namespace,
@@ -108,11 +112,10 @@ class GraphctxRetriever(BaseRetriever):
 
     def bundle(self, query: str) -> ContextResponse:
         """The whole evidence bundle for ``query`` (limits, denials, manifest included)."""
-        return self.source.retrieve(request_for(self.asking, query))
+        return ask(self.source, self.asking, query)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return nodes_of(self.bundle(query_bundle.query_str))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        request = request_for(self.asking, query_bundle.query_str)
-        return nodes_of(await aretrieve(self.source, request))
+        return nodes_of(await aask(self.source, self.asking, query_bundle.query_str))

@@ -21,10 +21,13 @@ from graphctx.contract import (
     UnanswerableReason,
 )
 from graphctx.contract.request import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TIMEOUT_MS,
     MAX_QUERY_CHARS,
     MAX_SCOPES,
     MAX_TIMEOUT_MS,
     MAX_TOKENS_LIMIT,
+    NamespaceName,
     PrincipalId,
     ScopeName,
 )
@@ -32,6 +35,7 @@ from graphctx.ingest.source import DocumentMetadata
 from graphctx.store.records import WriteOutcome
 
 __all__ = [
+    "ContextBody",
     "DeleteResult",
     "DocumentError",
     "DocumentIn",
@@ -101,6 +105,41 @@ class Problem(BaseModel):
     """Seconds to wait before retrying (also in ``Retry-After``); absent when not rate limited."""
     errors: list[DocumentError] | None = None
     """For ``nothing_ingested``: why each document or file was refused; absent otherwise."""
+
+
+class ContextBody(BaseModel):
+    """The body of ``POST /v1/context``: the :class:`~graphctx.contract.ContextRequest`
+    contract, validated as strictly, whose identity may be left to the API key. The service
+    turns it into a ContextRequest once the caller is authenticated."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", use_attribute_docstrings=True)
+
+    query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
+    """The question, in natural language: at least one non-whitespace character, no control
+    characters, at most 4,000 characters."""
+    principal_id: PrincipalId | None = None
+    """Who the evidence is for; omitted: the key's own principal. Another one needs a key that
+    may impersonate."""
+    allowed_scopes: (
+        Annotated[list[ScopeName], Field(min_length=1, max_length=MAX_SCOPES)] | None
+    ) = None
+    """The scopes the caller allows for this request (1 to 256 names); they only narrow the
+    key's grant. Omitted: every scope the key holds in the project."""
+    namespace: NamespaceName = "default"
+    """The project (namespace) to search; every request is bound to exactly one."""
+    retrieval_mode: RetrievalMode = RetrievalMode.AUTO
+    """Which retrieval routes are allowed; ``auto`` lets the router decide."""
+    max_tokens: Annotated[int, Field(gt=0, le=MAX_TOKENS_LIMIT)] = DEFAULT_MAX_TOKENS
+    """The token budget of the bundle's content; the bundle never exceeds it."""
+    timeout_ms: Annotated[int, Field(gt=0, le=MAX_TIMEOUT_MS)] = DEFAULT_TIMEOUT_MS
+    """The deadline of the whole request, in milliseconds; stages that run out of their share
+    are reported as timed out and the bundle is marked partial."""
+    freshness_required_at: AwareDatetime | None = None
+    """When set (a timestamp with a time zone), only evidence valid at that instant is
+    returned; null: evidence valid now, stale items marked as such."""
+    trace_id: Annotated[str, Field(pattern=TRACE_ID_PATTERN)] | None = None
+    """Correlates the request with its logs and response; omitted: the ``X-Trace-Id``
+    header's or a new one."""
 
 
 class SearchRequest(BaseModel):

@@ -3,8 +3,10 @@
 * A project the identity holds no grant for is :func:`project_not_found`, exactly like a
   project that does not exist; nothing about the store is consulted to decide it.
 * ``principal_id`` must be the authenticated principal unless the key may impersonate.
-  Faces that let it be omitted (MCP, the search form) default it, the scopes and a key's only
-  project from the identity (:meth:`GraphctxService.default_project`); a default never widens.
+  Every face lets it be omitted (MCP, the search form, the HTTP context routes through
+  :meth:`GraphctxService.context_request`) and defaults it and the scopes from the identity;
+  MCP also a key's only project (:meth:`GraphctxService.default_project`). A default never
+  widens.
 * Effective scopes = the identity's grant for the project ∩ the request's ``allowed_scopes``;
   the provider's ScopeGrants (:class:`~graphctx.server.grants.ConfigGrants`) applies the same
   rule again inside the pipeline.
@@ -25,6 +27,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -50,6 +53,7 @@ from graphctx.server.errors import LimitExceededError, project_not_found
 from graphctx.server.grants import bind_identity
 from graphctx.server.metrics import Metrics
 from graphctx.server.models import (
+    ContextBody,
     DocumentError,
     DocumentOutcome,
     IngestResult,
@@ -119,6 +123,19 @@ class GraphctxService:
                 for project, grant in sorted(identity.projects.items())
             ],
         )
+
+    def context_request(
+        self, identity: Identity, body: ContextBody, trace_id: str
+    ) -> ContextRequest:
+        """The ContextRequest an HTTP body stands for: an omitted ``principal_id`` is the
+        key's, omitted ``allowed_scopes`` every scope the key holds in the project (a project
+        it holds none in is :func:`project_not_found`); given ones are checked as sent."""
+        grant = self.readable(identity, body.namespace)
+        fields = body.model_dump(mode="json", exclude_none=True)
+        fields.setdefault("principal_id", identity.principal_id)
+        fields.setdefault("allowed_scopes", sorted(grant.scopes))
+        fields.setdefault("trace_id", trace_id)
+        return parse_request(json.dumps(fields))
 
     def writable(self, identity: Identity, project: str) -> ProjectGrant:
         grant = self.readable(identity, project)

@@ -14,7 +14,6 @@ from pydantic import BaseModel
 
 from graphctx.context import PROMPT_VERSION, messages_for_response
 from graphctx.contract import (
-    ContextRequest,
     ContextResponse,
     EvidenceItem,
     Freshness,
@@ -32,18 +31,21 @@ from graphctx.contract import (
     StageStatus,
 )
 from graphctx.server.models import (
+    ContextBody,
     DeleteResult,
     DocumentIn,
     DocumentOutcome,
     IngestRequest,
     IngestResult,
     Problem,
+    ProjectAccess,
     RenderedContext,
     RenderedMessage,
     SearchRequest,
     SearchResponse,
     SourceList,
     SourceSummary,
+    WhoAmI,
 )
 from graphctx.server.service import search_result
 from graphctx.store.records import WriteOutcome
@@ -122,13 +124,12 @@ BUNDLE: Final = ContextResponse(
         ],
     ),
 )
-CONTEXT_REQUEST: Final = ContextRequest(
-    query=QUESTION,
+CONTEXT_REQUEST: Final = ContextBody(
+    query=QUESTION, namespace="alpha", max_tokens=600, trace_id=TRACE_ID
+)
+WHOAMI: Final = WhoAmI(
     principal_id="support-bot",
-    allowed_scopes=["public"],
-    namespace="alpha",
-    max_tokens=600,
-    trace_id=TRACE_ID,
+    projects=[ProjectAccess(project_id="alpha", scopes=["public", "support"])],
 )
 SEARCH_REQUEST: Final = SearchRequest(query=QUESTION, limit=5)
 SEARCH_RESPONSE: Final = SearchResponse(
@@ -204,7 +205,7 @@ PROBLEM: Final = Problem(
 
 def example_of(model: BaseModel) -> dict[str, Any]:
     """The JSON form of an example, as the service sends or reads it."""
-    return model.model_dump(mode="json", exclude_none=isinstance(model, Problem))
+    return model.model_dump(mode="json", exclude_none=isinstance(model, Problem | ContextBody))
 
 
 # operationId -> (request example or None, response example)
@@ -215,6 +216,7 @@ EXAMPLES: Final[dict[str, tuple[BaseModel | None, BaseModel | dict[str, str] | s
     "ingestDocuments": (INGEST_REQUEST, INGEST_RESULT),
     "listDocuments": (None, SOURCE_LIST),
     "deleteDocument": (None, DELETED),
+    "whoAmI": (None, WHOAMI),
     "getHealth": (None, {"status": "ok"}),
     "getReadiness": (None, {"status": "ready"}),
     "getMetrics": (

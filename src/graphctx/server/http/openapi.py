@@ -17,21 +17,30 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from graphctx.contract import ContextRequest
 from graphctx.server.http.errors import PROBLEM_MEDIA_TYPE
 from graphctx.server.http.examples import EXAMPLES, example_of
-from graphctx.server.models import TRACE_ID_PATTERN, IngestRequest, Problem, SearchRequest
+from graphctx.server.models import (
+    TRACE_ID_PATTERN,
+    ContextBody,
+    IngestRequest,
+    Problem,
+    SearchRequest,
+)
 
 __all__ = ["OPENAPI_SECURITY", "TAGS", "documented", "install_openapi"]
 
 _REF = "#/components/schemas/{model}"
-_BODY_MODELS: tuple[type[BaseModel], ...] = (ContextRequest, SearchRequest, IngestRequest, Problem)
+_BODY_MODELS: tuple[type[BaseModel], ...] = (ContextBody, SearchRequest, IngestRequest, Problem)
 OPENAPI_SECURITY: list[dict[str, list[str]]] = [{"bearer": []}, {"apiKey": []}]
 TAGS: Final = [
     {
         "name": "context",
         "description": "The full contract: evidence bundles, and the chat "
         "messages rendered from them.",
+    },
+    {
+        "name": "identity",
+        "description": "Who the API key acts as, and what it may read.",
     },
     {"name": "search", "description": "The simple search form of a project."},
     {"name": "documents", "description": "Ingest, list and delete the documents of a project."},

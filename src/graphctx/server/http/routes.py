@@ -19,7 +19,13 @@ from graphctx.server.http.deps import (
 )
 from graphctx.server.http.errors import problem_response
 from graphctx.server.http.openapi import documented
-from graphctx.server.models import RenderedContext, SearchRequest, SearchResponse
+from graphctx.server.models import (
+    ContextBody,
+    RenderedContext,
+    SearchRequest,
+    SearchResponse,
+    WhoAmI,
+)
 
 __all__ = ["router"]
 
@@ -27,17 +33,20 @@ router = APIRouter()
 READ_ERRORS = (400, 401, 403, 404, 413, 415, 422, 429, 503)
 
 
-def json_response(model: ContextResponse | RenderedContext | SearchResponse) -> Response:
+def json_response(
+    model: ContextResponse | RenderedContext | SearchResponse | WhoAmI,
+) -> Response:
     return Response(model.model_dump_json(), media_type="application/json")
 
 
 async def context_request_of(request: Request) -> ContextRequest:
-    """The body as a ContextRequest whose trace id is the request's (or sets the request's)."""
-    context_request = parse_body(ContextRequest, await read_json(request))
-    if "trace_id" in context_request.model_fields_set:
-        set_trace_id(request, context_request.trace_id)
-        return context_request
-    return context_request.model_copy(update={"trace_id": trace_id_of(request)})
+    """The body as a ContextRequest, its identity defaulted from the key, whose trace id is
+    the request's (or sets the request's)."""
+    identity = identity_of(request)
+    body = parse_body(ContextBody, await read_json(request))
+    if body.trace_id is not None:
+        set_trace_id(request, body.trace_id)
+    return services_of(request).service.context_request(identity, body, trace_id_of(request))
 
 
 @router.post(
@@ -47,13 +56,14 @@ async def context_request_of(request: Request) -> ContextRequest:
         "retrieveContext",
         "context",
         *READ_ERRORS,
-        body=ContextRequest,
+        body=ContextBody,
         ok="The evidence bundle (answerable or not, with its reason)",
     ),
     summary="Retrieve an evidence bundle (the full ContextRequest contract)",
-    description="The project is the request's `namespace`. `principal_id` must be the "
-    "authenticated principal unless the key may impersonate; `allowed_scopes` only narrows "
-    "the key's grant.",
+    description="The project is the request's `namespace`. Only `query` is needed: an "
+    "omitted `principal_id` is the key's principal, omitted `allowed_scopes` every scope the "
+    "key holds in the project. A given `principal_id` must be the authenticated principal "
+    "unless the key may impersonate; given `allowed_scopes` only narrow the key's grant.",
 )
 async def post_context(request: Request) -> Response:
     identity = identity_of(request)
@@ -69,7 +79,7 @@ async def post_context(request: Request) -> Response:
         "renderContextMessages",
         "context",
         *READ_ERRORS,
-        body=ContextRequest,
+        body=ContextBody,
         ok="The bundle and the chat messages rendered from it",
     ),
     summary="Retrieve an evidence bundle and the chat messages rendered from it",
@@ -102,6 +112,19 @@ async def post_search(project_id: ProjectId, request: Request) -> Response:
         identity, project_id, form, trace_id_of(request)
     )
     return json_response(result)
+
+
+@router.get(
+    "/v1/whoami",
+    response_model=WhoAmI,
+    **documented("whoAmI", "identity", 401, 429, ok="The key's principal and its grants"),
+    summary="Who the API key acts as: its principal, projects and scopes",
+    description="The principal the key acts as, every project it may read and every scope "
+    "it holds there: what an omitted `principal_id` or `allowed_scopes` defaults to. Nothing "
+    "else about the key or the service.",
+)
+async def get_whoami(request: Request) -> Response:
+    return json_response(services_of(request).service.whoami(identity_of(request)))
 
 
 @router.get(
