@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
-from graphctx.store.sqlite.fts5_query import or_expression, prune_common_terms
+from graphctx.store.sqlite.fts5_query import prune_common_terms
 from graphctx.store.sqlite.namespace_stats import NamespaceStats
 from graphctx.store.sqlite.visible_bm25 import rank_visible
 from graphctx.text.lexical import index_terms
@@ -111,8 +111,6 @@ def search(
     namespace: str,
     terms: list[str],
     scopes: frozenset[str],
-    scope_clause: str,
-    scope_params: list[str],
     limit: int,
 ) -> list[tuple[str, float]]:
     """``(chunk_id, score)`` of the best visible chunks, by BM25 over visible statistics
@@ -123,11 +121,10 @@ def search(
         return []
     frequency = stats.document_frequency(conn, name, terms)
     kept = prune_common_terms(terms, frequency, stats.total)
-    expression = or_expression(kept)
-    if expression is None:
+    if not kept:
         return []
     visible = stats.visible(scopes)
-    return rank_visible(conn, name, kept, expression, scope_clause, scope_params, visible, limit)
+    return rank_visible(conn, name, kept, stats.rows, scopes, visible, limit)
 
 
 def migrate_shared_index(conn: sqlite3.Connection) -> None:

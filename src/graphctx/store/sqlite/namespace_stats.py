@@ -9,6 +9,10 @@ set (``N`` for any caller is the sum over the scope sets that meet its scopes), 
 the vector matrix (appends add the new rows' counts; a delete or scope rewrite recounts, from
 integers only), and document frequencies memoised per generation as queries look them up.
 
+The same refresh keeps every chunk's row id with the index of its scope set
+(:class:`RowScopes`), so full-text search tells a caller's visible matches from hidden ones
+in memory instead of joining every match with the chunk and scope tables in SQL.
+
 Nothing here mixes namespaces: each namespace has its own counts and its own memo.
 """
 
@@ -19,11 +23,64 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
+
 from graphctx.store.sqlite.scope_layout import ScopeLayout, layout_count
 
-__all__ = ["MAX_MEMOISED_TERMS", "NamespaceStats", "StatsCache"]
+__all__ = ["MAX_MEMOISED_TERMS", "NamespaceStats", "RowScopes", "StatsCache"]
 
 MAX_MEMOISED_TERMS = 50_000  # per namespace and generation; the memo starts over past it
+
+
+@dataclass(frozen=True)
+class RowScopes:
+    """The scoped chunks of a namespace: row ids ascending, each with its scope set's index
+    in ``keys``. Chunks with no scopes are not here (visible to nobody)."""
+
+    keys: tuple[frozenset[str], ...]
+    rowids: npt.NDArray[np.int64]
+    key_index: npt.NDArray[np.int32]
+
+    @staticmethod
+    def of(placed: ScopeLayout, before: RowScopes | None = None) -> RowScopes:
+        """``placed``'s chunks (all past ``before``'s last row id) appended to ``before``."""
+        keys = list(before.keys) if before is not None else []
+        position = {key: n for n, key in enumerate(keys)}
+        ids: list[npt.NDArray[np.int64]] = [] if before is None else [before.rowids]
+        index: list[npt.NDArray[np.int32]] = [] if before is None else [before.key_index]
+        added_ids: list[npt.NDArray[np.int64]] = []
+        added_index: list[npt.NDArray[np.int32]] = []
+        for key, rows in placed.groups.items():
+            if key not in position:
+                position[key] = len(keys)
+                keys.append(key)
+            added_ids.append(rows)
+            added_index.append(np.full(rows.shape[0], position[key], dtype=np.int32))
+        if added_ids:
+            new_ids = np.concatenate(added_ids)
+            order = np.argsort(new_ids, kind="stable")
+            ids.append(new_ids[order])
+            index.append(np.concatenate(added_index)[order])
+        return RowScopes(
+            tuple(keys),
+            np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64),
+            np.concatenate(index) if index else np.zeros(0, dtype=np.int32),
+        )
+
+    def visible_among(
+        self, rowids: npt.NDArray[np.int64], scopes: frozenset[str]
+    ) -> npt.NDArray[np.int64]:
+        """The row ids of ``rowids`` whose scope set meets ``scopes``, ascending; any row id
+        not held here (unscoped, another namespace, unknown) is left out."""
+        if rowids.shape[0] == 0 or self.rowids.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        meets = np.fromiter(
+            (not key.isdisjoint(scopes) for key in self.keys), dtype=np.bool_, count=len(self.keys)
+        )
+        found = np.minimum(np.searchsorted(self.rowids, rowids), self.rowids.shape[0] - 1)
+        visible = (self.rowids[found] == rowids) & meets[self.key_index[found]]
+        return np.sort(rowids[visible])
 
 
 @dataclass
@@ -33,6 +90,7 @@ class NamespaceStats:
     last_rowid: int
     sizes: dict[frozenset[str], int]  # chunks per scope set
     total: int  # every chunk of the namespace, scoped or not
+    rows: RowScopes
     frequencies: dict[str, int] = field(default_factory=dict)  # memo: term -> chunks holding it
 
     def visible(self, scopes: frozenset[str]) -> int:
@@ -60,11 +118,11 @@ class NamespaceStats:
 
 def _count(
     conn: sqlite3.Connection, namespace: str, after: int
-) -> tuple[int, dict[frozenset[str], int], int]:
-    """(last row id, chunks per scope set, all chunks) of the namespace past ``after``."""
+) -> tuple[ScopeLayout, dict[frozenset[str], int], int]:
+    """(the layout, chunks per scope set, all chunks) of the namespace past ``after``."""
     placed = ScopeLayout(conn, namespace, after)
     sizes = {key: int(ids.shape[0]) for key, ids in placed.groups.items()}
-    return placed.last_rowid, sizes, placed.unscoped + sum(sizes.values())
+    return placed, sizes, placed.unscoped + sum(sizes.values())
 
 
 class StatsCache:
@@ -85,14 +143,18 @@ class StatsCache:
                 return cached
             layout = layout_count(conn)
             if cached is not None and cached.generation < generation and cached.layout == layout:
-                last, added, total = _count(conn, namespace, cached.last_rowid)
+                placed, added, total = _count(conn, namespace, cached.last_rowid)
                 sizes = dict(cached.sizes)
                 for key, size in added.items():
                     sizes[key] = sizes.get(key, 0) + size
-                fresh = NamespaceStats(generation, layout, last, sizes, cached.total + total)
+                rows = RowScopes.of(placed, cached.rows)
+                fresh = NamespaceStats(
+                    generation, layout, placed.last_rowid, sizes, cached.total + total, rows
+                )
             else:
-                last, sizes, total = _count(conn, namespace, -1)
-                fresh = NamespaceStats(generation, layout, last, sizes, total)
+                placed, sizes, total = _count(conn, namespace, -1)
+                rows = RowScopes.of(placed)
+                fresh = NamespaceStats(generation, layout, placed.last_rowid, sizes, total, rows)
             if cached is None or generation > cached.generation:
                 self._stats[namespace] = fresh
             return fresh

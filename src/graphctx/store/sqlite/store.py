@@ -287,11 +287,10 @@ class SqliteGraphStore:
         terms = query_terms(query)
         if not terms or not scopes:
             return []
-        clause, params = _scope_clause(scopes, "c.doc")
 
         def work(conn: sqlite3.Connection) -> list[ChunkHit]:
             stats = self._stats.stats_for(conn, namespace, _generation(conn))
-            rows = fulltext.search(conn, stats, namespace, terms, scopes, clause, params, limit)
+            rows = fulltext.search(conn, stats, namespace, terms, scopes, limit)
             return [ChunkHit(chunk_id, score) for chunk_id, score in rows]
 
         return await self._read(work, deadline)

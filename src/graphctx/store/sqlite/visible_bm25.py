@@ -1,48 +1,99 @@
 """The embedded store's half of :mod:`graphctx.store.bm25`: find and count in SQLite.
 
-FTS5 only finds the visible chunks that match; each one's length and the occurrences of each
-query term are counted in its stored terms (our own analysis, one space between terms): the
-length by its spaces, each query term by one substring count, without splitting it. The
-count of visible chunks comes from the caller (cached per generation, :mod:`.namespace_stats`).
-Ties keep write order (chunk row id).
+FTS5 finds, for each query term, the chunks that hold it (row ids, from the index alone);
+the caller's visible ones are told apart in memory by the namespace's cached scope sets
+(:class:`~graphctx.store.sqlite.namespace_stats.RowScopes`). The candidates are the visible
+chunks holding any term (what the terms' OR matches), and only their stored terms (our own
+analysis, one space between terms) are read: each one's length is counted by its spaces, and
+each query term's occurrences only in the chunks FTS5 found holding it (a chunk whose stored
+terms include the term always matches the term's phrase, so nothing is missed). The count of
+visible chunks comes from the caller (cached per generation, :mod:`.namespace_stats`). Ties
+keep write order (chunk row id).
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
-from graphctx.store.bm25 import Candidate, rank_by_visible_bm25
+import numpy as np
+import numpy.typing as npt
 
-__all__ = ["rank_visible"]
+from graphctx.store.bm25 import Candidate, rank_by_visible_bm25
+from graphctx.store.sqlite.fts5_query import or_expression
+from graphctx.store.sqlite.namespace_stats import RowScopes
+
+__all__ = ["occurrences", "rank_visible"]
+
+
+def occurrences(padded: str, term: str) -> int:
+    """How many of the space-separated terms of ``padded`` (" " + terms + " ") equal ``term``;
+    the space after one occurrence may open the next."""
+    needle = f" {term} "
+    step = len(needle) - 1
+    count = 0
+    at = padded.find(needle)
+    while at >= 0:
+        count += 1
+        at = padded.find(needle, at + step)
+    return count
+
+
+def _holding(conn: sqlite3.Connection, table: str, term: str) -> npt.NDArray[np.int64]:
+    """Row ids of the chunks whose terms match ``term``'s phrase, hidden ones included."""
+    expression = or_expression([term])
+    rows = conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (expression,))
+    return np.asarray(rows.fetchall(), dtype=np.int64).reshape(-1)
 
 
 def rank_visible(
     conn: sqlite3.Connection,
     table: str,
     terms: Sequence[str],
-    expression: str,
-    scope_clause: str,
-    scope_params: Sequence[str],
+    rows: RowScopes,
+    scopes: frozenset[str],
     visible: int,
     limit: int,
 ) -> list[tuple[str, float]]:
-    """``(chunk_id, score)`` of the ``limit`` best visible chunks matching ``expression``;
-    ``visible`` is the caller's count of visible chunks in the namespace."""
-    sql = f"""
-        SELECT c.id, c.chunk_id, f.terms
-        FROM {table} f JOIN chunks c ON c.id = f.rowid
-        WHERE {table} MATCH ? AND {scope_clause}
-    """
-    rows = conn.execute(sql, [expression, *scope_params]).fetchall()
-    if not rows:
+    """``(chunk_id, score)`` of the ``limit`` best chunks holding any of ``terms`` whose scope
+    set meets ``scopes`` (``rows``: the namespace's at ``conn``'s generation); ``visible`` is
+    the caller's count of visible chunks in the namespace."""
+    holders = [rows.visible_among(_holding(conn, table, term), scopes) for term in terms]
+    shown = np.unique(np.concatenate(holders)) if holders else np.zeros(0, dtype=np.int64)
+    if shown.shape[0] == 0:
         return []
-    needles = [f" {term} " for term in terms]
-    candidates = []
-    for rowid, chunk_id, indexed in rows:
-        text = str(indexed)
-        # Each stored term between its own two spaces, so adjacent repeats count apart.
-        spaced = " " + text.replace(" ", "  ") + " "
-        frequencies = tuple(spaced.count(needle) for needle in needles)
-        candidates.append(Candidate(int(rowid), str(chunk_id), text.count(" ") + 1, frequencies))
-    return rank_by_visible_bm25(candidates, visible, limit)
+    rowids = shown.tolist()
+    stored = dict(
+        conn.execute(
+            f"SELECT rowid, terms FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps(rowids),),
+        ).fetchall()
+    )
+    padded = [f" {stored[rowid]} " for rowid in rowids]
+    columns = []
+    for term, holding in zip(terms, holders, strict=True):
+        column = [0] * len(rowids)
+        for at in np.searchsorted(shown, holding).tolist():
+            column[at] = occurrences(padded[at], term)
+        columns.append(column)
+    candidates = [
+        Candidate(rowid, str(rowid), text.count(" ") - 1, counts)
+        for rowid, text, counts in zip(rowids, padded, zip(*columns, strict=True), strict=True)
+    ]
+    return _with_chunk_ids(conn, rank_by_visible_bm25(candidates, visible, limit))
+
+
+def _with_chunk_ids(
+    conn: sqlite3.Connection, ranked: list[tuple[str, float]]
+) -> list[tuple[str, float]]:
+    """``ranked`` (keyed by chunk row id) with each row's chunk id."""
+    if not ranked:
+        return []
+    ids = dict(
+        conn.execute(
+            "SELECT id, chunk_id FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(key) for key, _ in ranked]),),
+        ).fetchall()
+    )
+    return [(str(ids[int(key)]), score) for key, score in ranked]
