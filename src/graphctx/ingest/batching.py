@@ -81,21 +81,20 @@ class BatchCutter:
 
 
 def embed_sources(sources: Sequence[SourceDocument], embedder: Embedder) -> list[list[NewChunk]]:
-    """Every document's chunks, exact spans, embedded in one call (run in a worker thread):
-    everything a version writes besides the document row, before its transaction opens."""
-    spans = [chunk_document(source) for source in sources]
-    texts = [span.text for document_spans in spans for span in document_spans]
-    vectors = embedder.embed_documents(texts)
+    """Every document's chunks, exact spans, embedded (run in a worker thread): everything a
+    version writes besides the document row, before its transaction opens.
+
+    One embedder call per document, never one per batch: an embedder's last bits depend on
+    which texts share its matrix products, so a document's vectors must not depend on the
+    other documents that happened to be ingested with it."""
     chunks: list[list[NewChunk]] = []
-    at = 0
-    for document_spans in spans:
+    for source in sources:
+        spans = chunk_document(source)
+        vectors = embedder.embed_documents([span.text for span in spans])
         chunks.append(
             [
-                NewChunk(
-                    s.ordinal, s.start_char, s.end_char, s.text, vectors[at + i], s.heading_path
-                )
-                for i, s in enumerate(document_spans)
+                NewChunk(s.ordinal, s.start_char, s.end_char, s.text, vectors[i], s.heading_path)
+                for i, s in enumerate(spans)
             ]
         )
-        at += len(document_spans)
     return chunks
