@@ -17,9 +17,10 @@ import argparse
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
+
+from graphctx.testing.fake_chat import ChatBody, FakeChatServer, UnanswerableChatRequest
 
 __all__ = ["RecordedChatServer", "rule_reply"]
 
@@ -64,55 +65,22 @@ def rule_reply(body: dict[str, Any], recording: dict[str, Any] | None = None) ->
     return json.dumps({"order": [label for _, (label, _) in ranked]})
 
 
-class RecordedChatServer:
-    """Serves ``POST */chat/completions`` on 127.0.0.1; counts the requests it answered."""
+class RecordedChatServer(FakeChatServer):
+    """Serves ``POST */chat/completions`` on 127.0.0.1 by :func:`rule_reply`; a body that is
+    not a graphctx stage prompt gets 400."""
 
     def __init__(self, port: int = 0, recording: dict[str, Any] | None = None) -> None:
-        self.requests = 0
-        server = self
+        def answer(body: ChatBody) -> str:
+            try:
+                return rule_reply(body, recording)
+            except (ValueError, KeyError, IndexError, TypeError) as error:
+                raise UnanswerableChatRequest(str(error)) from error
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                if not self.path.endswith("/chat/completions"):
-                    self.send_error(404)
-                    return
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                try:
-                    reply = rule_reply(body, recording)
-                except (ValueError, KeyError, IndexError, TypeError):
-                    self.send_error(400)
-                    return
-                server.requests += 1
-                prompt = sum(len(str(m.get("content", "")).split()) for m in body["messages"])
-                payload = json.dumps(
-                    {
-                        "choices": [{"message": {"role": "assistant", "content": reply}}],
-                        "usage": {"prompt_tokens": prompt, "completion_tokens": len(reply.split())},
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__(answer, port)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> Self:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return f"{self.base_url}/v1"
 
 
 def main() -> None:

@@ -8,23 +8,15 @@ from pathlib import Path
 import pytest
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
-from graphctx.server.app import create_app
 from graphctx.server.keys import generate_key
-from graphctx.testing.serve import serve_in_thread
-from graphctx.testing.service import Harness, service_settings, unopened_provider, write_corpus
+from graphctx.testing.service import Harness, ingest_corpus, serve_harness
 
 
 @pytest.fixture(scope="session")
 def corpus_store(
     tmp_path_factory: pytest.TempPathFactory, embedder: UniversalSentenceEncoderEmbedder
 ) -> Path:
-    root = write_corpus(tmp_path_factory.mktemp("service-corpus"))
-    store = root / "store.sqlite"
-    with unopened_provider(store, embedder).open() as provider:
-        for project in ("alpha", "beta"):
-            report = provider.ingest_path(root / project, namespace=project)
-            assert not report.errors, report.errors
-    return store
+    return ingest_corpus(tmp_path_factory.mktemp("service-corpus"), embedder)
 
 
 @pytest.fixture(scope="session")
@@ -34,10 +26,7 @@ def api_keys() -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def harness(
-    corpus_store: Path,
-    api_keys: dict[str, str],
-    embedder: UniversalSentenceEncoderEmbedder,
+    corpus_store: Path, api_keys: dict[str, str], embedder: UniversalSentenceEncoderEmbedder
 ) -> Iterator[Harness]:
-    app = create_app(service_settings(api_keys), unopened_provider(corpus_store, embedder))
-    with serve_in_thread(app) as url:
-        yield Harness(url=url, keys=api_keys, store=corpus_store)
+    with serve_harness(corpus_store, api_keys, embedder) as served:
+        yield served

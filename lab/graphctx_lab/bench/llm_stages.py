@@ -109,12 +109,12 @@ def run_llm_stages_bench(out: Path) -> int:
         for _ in range(ROUNDS):  # configurations interleaved: drift on a shared machine
             for name, provider in providers.items():  # hits them all alike
                 for request in requests:
-                    before = server.requests
+                    before = len(server.requests)
                     wall, stage_ms = _timed_ms(provider, request)
                     times[name].append(wall)
                     for stage, elapsed in stage_ms.items():
                         own[name].setdefault(stage, []).append(elapsed)
-                    calls[name] += server.requests - before
+                    calls[name] += len(server.requests) - before
         for name, measured in times.items():
             results[name] = {
                 "requests": len(measured),

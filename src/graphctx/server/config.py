@@ -28,10 +28,19 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from graphctx.contract.request import (
+    MAX_QUERY_CHARS,
     MAX_TIMEOUT_MS,
     MAX_TOKENS_LIMIT,
     NAME_PATTERN,
@@ -120,6 +129,16 @@ class LimitsConfig(BaseModel):
     max_concurrent_retrievals: Annotated[int, Field(gt=0)] = 4  # more wait in a queue
     rate_per_second: Annotated[float, Field(gt=0)] = 20.0
     rate_burst: Annotated[int, Field(gt=0)] = 40
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_removed_limit(cls, data: object) -> object:
+        if isinstance(data, dict) and "max_query_chars" in data:
+            raise ValueError(
+                "max_query_chars was removed: every face now refuses a query over"
+                f" {MAX_QUERY_CHARS:,} characters (the contract's one limit); delete the setting"
+            )
+        return data
 
 
 class LlmStagesSettings(BaseModel):

@@ -17,7 +17,11 @@ from typing import Any, Self
 ChatBody = dict[str, Any]
 
 
-__all__ = ["ChatBody", "FakeChatServer", "completion"]
+__all__ = ["ChatBody", "FakeChatServer", "UnanswerableChatRequest", "completion"]
+
+
+class UnanswerableChatRequest(ValueError):
+    """Raised by an ``answer`` function for a body it cannot answer: the server replies 400."""
 
 
 def completion(body: ChatBody, reply: str, number: int) -> ChatBody:
@@ -47,11 +51,12 @@ def completion(body: ChatBody, reply: str, number: int) -> ChatBody:
 
 class FakeChatServer:
     """POSTs to ``*/chat/completions`` are recorded in ``requests`` and answered by
-    ``answer(body)`` (a reply, or None for HTTP 500); every other request is counted in
-    ``stray_requests`` and gets 404. A reply reports ``usage`` as the endpoint would: here,
-    the whitespace-separated words of the messages and of the reply."""
+    ``answer(body)`` (a reply, None for HTTP 500, or :class:`UnanswerableChatRequest` for 400);
+    every other request is counted in ``stray_requests`` and gets 404. A reply reports
+    ``usage`` as the endpoint would: here, the whitespace-separated words of the messages and
+    of the reply. It listens on 127.0.0.1 at ``port`` (0: any free one)."""
 
-    def __init__(self, answer: Callable[[ChatBody], str | None]) -> None:
+    def __init__(self, answer: Callable[[ChatBody], str | None], port: int = 0) -> None:
         self.requests: list[ChatBody] = []
         self.stray_requests = 0
         server = self
@@ -63,7 +68,11 @@ class FakeChatServer:
                     return
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(body)
-                reply = answer(body)
+                try:
+                    reply = answer(body)
+                except UnanswerableChatRequest:
+                    self.send_error(400)
+                    return
                 if reply is None:
                     self.send_error(500)
                     return
@@ -84,7 +93,7 @@ class FakeChatServer:
             def log_message(self, *args: object) -> None:
                 return
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property

@@ -7,6 +7,8 @@ wrong one in a response. The markers below must never appear in a body the calle
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +31,9 @@ __all__ = [
     "FORBIDDEN_FOR_RITA",
     "GATEWAY_SECRET",
     "Harness",
+    "ingest_corpus",
     "key_entries",
+    "serve_harness",
     "service_settings",
     "unopened_provider",
     "write_corpus",
@@ -146,3 +150,28 @@ def unopened_provider(store: Path, embedder: UniversalSentenceEncoderEmbedder) -
     return ContextProvider(
         SqliteGraphStore(store), embedder, default_token_counter(), CallerAssertedGrants()
     )
+
+
+def ingest_corpus(root: Path, embedder: UniversalSentenceEncoderEmbedder) -> Path:
+    """Write the corpus under ``root`` and ingest both projects into ``root/store.sqlite``."""
+    write_corpus(root)
+    store = root / "store.sqlite"
+    with unopened_provider(store, embedder).open() as provider:
+        for project in ("alpha", "beta"):
+            report = provider.ingest_path(root / project, namespace=project)
+            if report.errors:
+                raise AssertionError(f"the test corpus did not ingest: {report.errors}")
+    return store
+
+
+@contextmanager
+def serve_harness(
+    store: Path, keys: dict[str, str], embedder: UniversalSentenceEncoderEmbedder
+) -> Iterator[Harness]:
+    """The real service over ``store`` on a loopback socket, for as long as the block runs."""
+    from graphctx.server.app import create_app  # FastAPI loads only for the service's tests
+    from graphctx.testing.serve import serve_in_thread
+
+    app = create_app(service_settings(keys), unopened_provider(store, embedder))
+    with serve_in_thread(app) as url:
+        yield Harness(url=url, keys=keys, store=store)
