@@ -41,14 +41,6 @@ KNOWN_FAILURES = {
         " neighbours with their own search score (svc-order-api, certificate-rotation) fill the"
         " budget first"
     ),
-    ("broker", "dana", "documents"): (
-        "unrelated current chunks (svc-tracking-service, adr-0001, svc-logistics-server-a) fill"
-        " the budget before the stale adr-0003 can be placed after every current item"
-    ),
-    ("broker", "sam", "documents"): (
-        "unrelated current chunks (svc-tracking-service, adr-0001, svc-logistics-server-a) fill"
-        " the budget before the stale adr-0003 can be placed after every current item"
-    ),
     ("salary", "sam", "unanswerable"): FLOOR,
     ("parental-leave", "dana", "unanswerable"): FLOOR,
 }
