@@ -7,6 +7,7 @@ from graphctx.context import (
     Evidence,
     PackingPolicy,
     PackResult,
+    build_manifest,
     default_token_counter,
     pack_to_budget,
 )
@@ -254,3 +255,11 @@ def test_renumbering_that_costs_tokens_cuts_the_last_stale_block_not_the_budget(
     assert result.used_tokens == counter.count(render_block("S1", new.text, Freshness.CURRENT))
     assert result.used_tokens <= selected
     assert dict(result.dropped) == {"over_budget": 1}
+
+
+def test_the_context_manifest_says_how_stale_blocks_were_ordered() -> None:
+    old = make_evidence("old", ENGLISH_LINES[0], document_id="a", freshness=Freshness.STALE)
+    new = make_evidence("new", ENGLISH_LINES[1], document_id="b", rank=1)
+    manifest = build_manifest(pack([old, new]))
+    assert manifest.as_dict()["selection"] == pack([old, new]).explain()
+    assert "presented after" in manifest.selection
