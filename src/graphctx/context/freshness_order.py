@@ -19,10 +19,13 @@ Two steps around the budget-exact selection of :mod:`.packing`:
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+import numpy as np
 
 from graphctx.context.blocks import CachedCounter, fit_block
 from graphctx.context.evidence import PackableEvidence, PackedBlock, PackingPolicy
@@ -59,24 +62,23 @@ def prefer_current_twins(
 ) -> tuple[list[E], int]:
     """``items`` (selection order) with each current near duplicate of a better-ranked stale
     item moved just before the first such stale item; and how many were moved."""
-    stale_seen: list[tuple[int, E]] = []
+    stale_at = [index for index, item in enumerate(items) if _stale(item)]
+    if not stale_at:
+        return list(items), 0
+    stale_signatures = np.array(
+        [_signature(items[i], policy, signatures).values for i in stale_at], dtype=np.uint64
+    )
     keys: list[tuple[int, int, int]] = []
     moved = 0
     for index, item in enumerate(items):
-        if _stale(item):
-            stale_seen.append((index, item))
-            keys.append((index, 1, index))
-            continue
         anchor = index
-        if stale_seen:
-            mine = _signature(item, policy, signatures)
-            for stale_index, stale in stale_seen:
-                similar = (
-                    mine.similarity(_signature(stale, policy, signatures))
-                    >= policy.near_duplicate_threshold
-                )
-                if similar and _mergeable(item, stale):
-                    anchor = stale_index
+        earlier = bisect.bisect_left(stale_at, index)  # stale items ranked before this one
+        if not _stale(item) and earlier:
+            mine = np.array(_signature(item, policy, signatures).values, dtype=np.uint64)
+            similar = (stale_signatures[:earlier] == mine).mean(axis=1)
+            for row in np.flatnonzero(similar >= policy.near_duplicate_threshold):
+                if _mergeable(item, items[stale_at[row]]):
+                    anchor = stale_at[row]
                     moved += 1
                     break
         keys.append((anchor, 0, index) if anchor != index else (index, 1, index))
