@@ -82,11 +82,12 @@ class Evidence:
 
 def evidence_sort_key(
     item: PackableEvidence,
-) -> tuple[bool, int, str, str, str, int, int, str, str, str, bool, str]:
-    """Total order used everywhere: stale evidence after all other evidence whatever its rank,
-    then the caller's rank, then every field as tie-breaker."""
+) -> tuple[int, str, str, str, int, int, str, str, str, bool, str]:
+    """Total order of selection: the caller's rank, then every field as tie-breaker.
+
+    Freshness plays no part in selection (a stale item competes on relevance); it decides
+    only the presentation order (see ``freshness_order``)."""
     return (
-        item.freshness is Freshness.STALE,
         item.rank,
         item.evidence_id,
         item.document_id,
@@ -227,10 +228,30 @@ class PackResult(Generic[EvidenceT]):
     budget_tokens: int = 0
     counter_name: str = ""
     candidates: int = 0
+    stale_presented_after: int = 0  # stale blocks selected ahead of a current one, shown after
+    current_preferred: int = 0  # current items visited before a stale near duplicate of theirs
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dropped", MappingProxyType(dict(sorted(self.dropped.items()))))
         object.__setattr__(self, "source_map", MappingProxyType(dict(self.source_map)))
+
+    def explain(self) -> str:
+        """How the blocks were chosen and ordered, for the manifest."""
+        stale = sum(1 for block in self.blocks if block.evidence.freshness is Freshness.STALE)
+        parts = [
+            f"{len(self.blocks)} of {self.candidates} candidate(s) selected by rank within"
+            f" {self.budget_tokens} tokens ({self.used_tokens} used)"
+        ]
+        if stale:
+            parts.append(
+                f"{stale} stale block(s) presented after the {len(self.blocks) - stale} other(s)"
+                f" ({self.stale_presented_after} had ranked ahead of a current one)"
+            )
+        if self.current_preferred:
+            parts.append(
+                f"{self.current_preferred} current item(s) taken before a stale near duplicate"
+            )
+        return "; ".join(parts)
 
     @property
     def unanswerable_reason(self) -> UnanswerableReason | None:

@@ -38,6 +38,7 @@ class ContextManifest:
     dropped: tuple[tuple[str, int], ...]
     plan: BudgetPlan | None = None
     rendered_context_tokens: int | None = None
+    selection: str = ""  # how the blocks were selected and ordered (PackResult.explain)
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready form for logs and responses."""
@@ -81,6 +82,7 @@ def build_manifest(
         dropped=tuple(sorted(pack.dropped.items())),
         plan=plan,
         rendered_context_tokens=rendered_context_tokens,
+        selection=pack.explain(),
     )
 
 

@@ -1,7 +1,11 @@
 """``pack_to_budget``: deterministic, budget-exact selection of evidence blocks.
 
-1. Drop unusable evidence and repeated ids; survivors are in ``evidence_sort_key`` order
-   (stale evidence after all other evidence, then by rank), which every later step keeps.
+Select on relevance under the budget, then present current evidence first:
+
+1. Drop unusable evidence and repeated ids; survivors are in ``evidence_sort_key`` order (the
+   caller's rank, freshness playing no part), which every later step keeps — except that a
+   current near duplicate of a better-ranked stale item is visited just before it
+   (``freshness_order.prefer_current_twins``), so the current wording wins the pair's place.
 2. Greedy packing in that order, skipping overlapping spans and near duplicates of what is
    already packed (see ``dedup``), each block charged for its rendered form (tags included):
    a block that does not fit is cut at the last safe boundary that fits, or skipped; a skip
@@ -10,8 +14,13 @@
 3. If that first pass had to cut or skip anything for room, the budget is tight: pack again,
    visiting first the evidence that carries information of its own (no claim id, the best
    support of its claim, or evidence on the graph path that links the answer) and only then
-   further support for claims already covered. Citation ids follow the packed order.
+   further support for claims already covered.
+4. Presentation (``freshness_order.present_current_first``): every stale block after every
+   block that is not stale, each group in packed order; citation ids ``S1..Sn`` follow that
+   order, and the blocks are charged again under their new ids so the budget stays exact.
 
+A stale item thus competes for room on relevance like any other (a superseded answer that
+matches is shown, marked stale) but never comes before a current one.
 The same evidence in any input order gives an identical result.
 """
 
@@ -22,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from graphctx.context.blocks import CachedCounter, fit_block
 from graphctx.context.dedup import DuplicateFilter, drop_unusable_and_repeated
 from graphctx.context.evidence import (
     DEFAULT_PACKING_POLICY,
@@ -31,29 +41,15 @@ from graphctx.context.evidence import (
     PackingPolicy,
     PackResult,
 )
+from graphctx.context.freshness_order import prefer_current_twins, present_current_first
 from graphctx.context.minhash import MinHashSignature
-from graphctx.context.rendering import render_block
 from graphctx.context.tokens import TokenCounter
-from graphctx.context.truncation import fit_prefix
-from graphctx.contract import Freshness
 
 __all__ = ["pack_to_budget"]
 
 E = TypeVar("E", bound=PackableEvidence)
 
 _ROOM_REASONS = (DropReason.OVER_BUDGET, DropReason.TOO_SMALL, DropReason.MAX_BLOCKS)
-
-
-@dataclass
-class _CachedCounter:
-    counter: TokenCounter
-    cache: dict[str, int] = field(default_factory=dict)
-
-    def count(self, text: str) -> int:
-        cached = self.cache.get(text)
-        if cached is None:
-            cached = self.cache[text] = self.counter.count(text)
-        return cached
 
 
 @dataclass
@@ -65,8 +61,7 @@ class _Pass(Generic[E]):
 
 
 def _priority_order(items: Sequence[E]) -> list[E]:
-    """Evidence with information of its own first, redundant claim support after it; stale
-    evidence stays after all other evidence (see ``evidence_sort_key``)."""
+    """Evidence with information of its own first, redundant claim support after it."""
     first: list[E] = []
     redundant: list[E] = []
     covered: set[str] = set()
@@ -77,13 +72,13 @@ def _priority_order(items: Sequence[E]) -> list[E]:
             redundant.append(item)
         if item.claim_id is not None:
             covered.add(item.claim_id)
-    return sorted(first + redundant, key=lambda item: item.freshness is Freshness.STALE)
+    return first + redundant
 
 
 def _pack_once(
     items: Sequence[E],
     budget: int,
-    counter: _CachedCounter,
+    counter: CachedCounter,
     policy: PackingPolicy,
     duplicates: DuplicateFilter,
 ) -> _Pass[E]:
@@ -100,7 +95,7 @@ def _pack_once(
         if per_document[item.document_id] >= policy.max_blocks_per_document:
             state.dropped[DropReason.PER_DOCUMENT_CAP] += 1
             continue
-        block = _fit_block(item, f"S{len(state.blocks) + 1}", budget - state.used, counter, policy)
+        block = fit_block(item, f"S{len(state.blocks) + 1}", budget - state.used, counter, policy)
         if isinstance(block, DropReason):
             state.dropped[block] += 1
             continue
@@ -110,50 +105,6 @@ def _pack_once(
         state.truncated_any = state.truncated_any or block.truncated
         per_document[item.document_id] += 1
     return state
-
-
-def _fit_block(
-    item: E,
-    citation_id: str,
-    remaining: int,
-    counter: _CachedCounter,
-    policy: PackingPolicy,
-) -> PackedBlock[E] | DropReason:
-    limit = (
-        remaining if policy.max_block_tokens is None else min(remaining, policy.max_block_tokens)
-    )
-    if limit <= 0:
-        return DropReason.OVER_BUDGET
-
-    costs: dict[int, int] = {}  # by prefix length: the last probe of fit_prefix is the cut
-
-    def cost(content: str) -> int:
-        known = costs.get(len(content))
-        if known is None:
-            rendered = render_block(citation_id, content, item.freshness)
-            known = costs[len(content)] = counter.count(rendered)
-        return known
-
-    whole = cost(item.text)
-    if whole <= limit:
-        return PackedBlock(
-            citation_id, item, item.text, item.start_char, item.end_char, whole, truncated=False
-        )
-    cut = fit_prefix(item.text, lambda content: cost(content) <= limit)
-    if cut == 0:
-        return DropReason.OVER_BUDGET
-    content = item.text[:cut]
-    if counter.count(content) < policy.min_block_tokens:
-        return DropReason.TOO_SMALL
-    return PackedBlock(
-        citation_id,
-        item,
-        content,
-        item.start_char,
-        item.start_char + cut,
-        cost(content),
-        truncated=True,
-    )
 
 
 def pack_to_budget(
@@ -169,9 +120,11 @@ def pack_to_budget(
     """
     budget = max(0, budget_tokens)
     dropped: Counter[str] = Counter()
-    survivors = drop_unusable_and_repeated(evidence, dropped)
-    cached = _CachedCounter(counter)
     signatures: dict[str, MinHashSignature] = {}
+    survivors, preferred = prefer_current_twins(
+        drop_unusable_and_repeated(evidence, dropped), policy, signatures
+    )
+    cached = CachedCounter(counter)
     packed = _pack_once(survivors, budget, cached, policy, DuplicateFilter(policy, signatures))
     tight = packed.truncated_any or any(packed.dropped[r] for r in _ROOM_REASONS)
     if tight:
@@ -180,12 +133,16 @@ def pack_to_budget(
             duplicates = DuplicateFilter(policy, signatures)
             packed = _pack_once(prioritised, budget, cached, policy, duplicates)
     dropped.update(packed.dropped)
+    shown = present_current_first(packed.blocks, budget, cached, policy)
+    dropped.update(shown.dropped)
     return PackResult(
-        blocks=tuple(packed.blocks),
-        used_tokens=packed.used,
+        blocks=shown.blocks,
+        used_tokens=shown.used_tokens,
         dropped={str(reason): count for reason, count in dropped.items()},
-        source_map={block.citation_id: block.source_ref() for block in packed.blocks},
+        source_map={block.citation_id: block.source_ref() for block in shown.blocks},
         budget_tokens=budget,
         counter_name=counter.name,
         candidates=len(evidence),
+        stale_presented_after=shown.stale_moved,
+        current_preferred=preferred,
     )

@@ -42,7 +42,6 @@ __all__ = [
     "RankedEvidence",
     "Trail",
     "assemble_response",
-    "demote_stale",
 ]
 
 # A skipped stage (nothing to expand) lost nothing; a timed-out or failed one may have.
@@ -58,7 +57,7 @@ class RankedEvidence:
     candidate: FusedCandidate
     freshness: Freshness
     path: tuple[PathStep, ...] | None = None  # how the graph reached it, when it did
-    rank: int = 0  # position in the fused order (the packer keeps stale after the rest)
+    rank: int = 0  # position in the fused order (the packer presents stale after the rest)
     evidence_id: str = field(init=False, compare=False)
     document_id: str = field(init=False, compare=False)
     document_version: str = field(init=False, compare=False)
@@ -82,13 +81,6 @@ class RankedEvidence:
             ("on_graph_path", self.path is not None),
         ):
             object.__setattr__(self, name, value)
-
-
-def demote_stale(ranked: list[RankedEvidence]) -> list[RankedEvidence]:
-    """Every stale item after every item that is not stale, as the README promises; each group
-    keeps its fused order. A stale item thus also follows its (current) successor."""
-    current = [r for r in ranked if r.freshness is not Freshness.STALE]
-    return current + [r for r in ranked if r.freshness is Freshness.STALE]
 
 
 @dataclass(frozen=True)

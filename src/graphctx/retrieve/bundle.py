@@ -22,7 +22,7 @@ from graphctx.contract import (
     StageStatus,
     UnanswerableReason,
 )
-from graphctx.retrieve.assemble import RankedEvidence, Trail, demote_stale
+from graphctx.retrieve.assemble import RankedEvidence, Trail
 from graphctx.retrieve.deadline import Deadline
 from graphctx.retrieve.freshness import classify_freshness, meets_requirement
 from graphctx.retrieve.fusion import FusedCandidate
@@ -83,8 +83,9 @@ async def finish_bundle(
 
 
 def rank_fresh(fetched: Fetched, request: ContextRequest) -> tuple[list[RankedEvidence], int]:
-    """The candidates that have a visible chunk and meet the freshness requirement (stale
-    after the rest), and how many were dropped for freshness."""
+    """The candidates that have a visible chunk and meet the freshness requirement, in rank
+    order (the packer presents stale ones after the rest), and how many were dropped for
+    freshness."""
     visible = {v.chunk_id: v for v in fetched.views}
     now = datetime.now(UTC)
     ranked: list[RankedEvidence] = []
@@ -99,7 +100,7 @@ def rank_fresh(fetched: Fetched, request: ContextRequest) -> tuple[list[RankedEv
             continue
         path = fetched.paths.get(candidate.chunk_id)
         ranked.append(RankedEvidence(view, candidate, freshness, path, rank=len(ranked)))
-    return demote_stale(ranked), dropped
+    return ranked, dropped
 
 
 async def pack_and_gate(
@@ -146,7 +147,11 @@ async def pack_and_gate(
             [r for r in ranked if r.view.chunk_id in keep], request.max_tokens, counter
         )
     trail = Trail(
-        stages=(stage_report(Stage.PACK_GATE, StageStatus.OK, started, len(packed.blocks)),),
+        stages=(
+            stage_report(
+                Stage.PACK_GATE, StageStatus.OK, started, len(packed.blocks), packed.explain()
+            ),
+        ),
         denied=denied,
         packing_drops=dict(packed.dropped),
     )

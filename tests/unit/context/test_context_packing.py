@@ -7,6 +7,7 @@ from graphctx.context import (
     Evidence,
     PackingPolicy,
     PackResult,
+    build_manifest,
     default_token_counter,
     pack_to_budget,
 )
@@ -200,3 +201,65 @@ def test_drop_reasons_are_plain_strings() -> None:
     result = pack([make_evidence("e", "x"), make_evidence("e", "y", rank=1)])
     assert [type(key) for key in result.dropped] == [str]
     assert DropReason.DUPLICATE.value in result.dropped
+
+
+def test_a_better_ranked_stale_item_is_selected_over_a_worse_ranked_current_one() -> None:
+    old = make_evidence("old", ENGLISH_LINES[0], document_id="a", freshness=Freshness.STALE)
+    new = make_evidence("new", ENGLISH_LINES[1], document_id="b", rank=1)
+    budget = COUNTER.count(render_block("S1", old.text, Freshness.STALE))
+    assert budget < block_cost(old.text) + block_cost(new.text, "S2")  # not room for both
+    result = pack([old, new], budget=budget)
+    assert ids(result) == ["old"]
+    assert dict(result.dropped) == {"over_budget": 1}
+
+
+def test_a_current_near_copy_of_a_better_ranked_stale_item_takes_its_place() -> None:
+    text = ENGLISH_LINES[2]
+    old = make_evidence("old", text, document_id="adr-3", freshness=Freshness.STALE)
+    other = make_evidence("other", ENGLISH_LINES[3], document_id="ops", rank=1)
+    new = make_evidence("new", text.replace("drained", "drained."), document_id="adr-7", rank=2)
+    result = pack([old, other, new])
+    assert ids(result) == ["new", "other"]
+    assert dict(result.dropped) == {"near_duplicate": 1}
+    assert result.current_preferred == 1
+    tight = pack([old, other, new], budget=block_cost(new.text))
+    assert ids(tight) == ["new"]
+
+
+def test_renumbered_stale_blocks_are_explained() -> None:
+    old = make_evidence("old", ENGLISH_LINES[0], document_id="a", freshness=Freshness.STALE)
+    new = make_evidence("new", ENGLISH_LINES[1], document_id="b", rank=1)
+    result = pack([old, new])
+    assert result.stale_presented_after == 1
+    assert "1 stale block(s) presented after the 1 other(s)" in result.explain()
+
+
+class _FirstCurrentIdCostsMore:
+    """Charges 10 tokens more for a current block numbered S1: renumbering then costs room."""
+
+    name = "first-current-id-costs-more"
+
+    def count(self, text: str) -> int:
+        return COUNTER.count(text) + (10 if '<source id="S1">' in text else 0)
+
+
+def test_renumbering_that_costs_tokens_cuts_the_last_stale_block_not_the_budget() -> None:
+    counter = _FirstCurrentIdCostsMore()
+    old = make_evidence("old", ENGLISH_LINES[0], document_id="a", freshness=Freshness.STALE)
+    new = make_evidence("new", ENGLISH_LINES[1], document_id="b", rank=1)
+    selected = counter.count(render_block("S1", old.text, Freshness.STALE)) + counter.count(
+        render_block("S2", new.text, Freshness.CURRENT)
+    )
+    result = pack_to_budget([old, new], selected, counter, LOOSE)
+    assert ids(result) == ["new"]
+    assert result.used_tokens == counter.count(render_block("S1", new.text, Freshness.CURRENT))
+    assert result.used_tokens <= selected
+    assert dict(result.dropped) == {"over_budget": 1}
+
+
+def test_the_context_manifest_says_how_stale_blocks_were_ordered() -> None:
+    old = make_evidence("old", ENGLISH_LINES[0], document_id="a", freshness=Freshness.STALE)
+    new = make_evidence("new", ENGLISH_LINES[1], document_id="b", rank=1)
+    manifest = build_manifest(pack([old, new]))
+    assert manifest.as_dict()["selection"] == pack([old, new]).explain()
+    assert "presented after" in manifest.selection

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import re
+import zlib
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from context_strategies import Corpus, corpora, documents, make_evidence, policies
@@ -14,6 +17,7 @@ from graphctx.context import (
     Evidence,
     PackingPolicy,
     PackResult,
+    TokenCounter,
     default_token_counter,
     pack_to_budget,
     render_context,
@@ -170,3 +174,63 @@ def test_no_stale_block_is_packed_before_a_block_that_is_not_stale(
         block.evidence.freshness is Freshness.STALE for block in pack(corpus, budget, policy).blocks
     ]
     assert stale == sorted(stale)
+
+
+class IdSensitiveCounter:
+    """A counter whose cost of a block depends on its citation id *and* its text together
+    (real tokenizers count the id apart), so renumbering can change what the blocks cost."""
+
+    name = "id-sensitive"
+
+    def count(self, text: str) -> int:
+        return COUNTER.count(text) + zlib.crc32(text.encode("utf-8")) % 7
+
+
+ODD = IdSensitiveCounter()
+
+
+def _presented_in_order(result: PackResult[Evidence]) -> None:
+    kinds = [block.evidence.freshness is Freshness.STALE for block in result.blocks]
+    assert kinds == sorted(kinds), "a stale block comes before one that is not stale"
+
+
+@PROPERTY_SETTINGS
+@given(corpora(), budgets, policies, st.sampled_from([COUNTER, ODD]))
+def test_after_renumbering_the_budget_is_exact_and_ids_match_the_rendered_text(
+    corpus: Corpus, budget: int, policy: PackingPolicy, counter: TokenCounter
+) -> None:
+    result = pack_to_budget(corpus.evidence, budget, counter, policy)
+    _presented_in_order(result)
+    assert result.used_tokens == sum(block.tokens for block in result.blocks) <= budget
+    ids = [block.citation_id for block in result.blocks]
+    assert ids == [f"S{n}" for n in range(1, len(ids) + 1)]
+    assert list(result.source_map) == ids
+    rendered = render_context(result.blocks)
+    assert re.findall(r'<source id="(S\d+)"', rendered) == ids
+    for block in result.blocks:
+        text = render_block(block.citation_id, block.content, block.evidence.freshness)
+        assert text in rendered
+        assert block.tokens == counter.count(text)
+        assert corpus.original(block.evidence)[block.start_char : block.end_char] == block.content
+    given_ids = {item.evidence_id for item in corpus.evidence}
+    assert {block.evidence.evidence_id for block in result.blocks} <= given_ids
+    assert len(result.blocks) + sum(result.dropped.values()) == len(corpus.evidence)
+
+
+@PROPERTY_SETTINGS
+@given(corpora(), budgets, policies)
+def test_freshness_never_decides_what_is_selected_only_where_it_is_shown(
+    corpus: Corpus, budget: int, policy: PackingPolicy
+) -> None:
+    """Marking items stale moves blocks behind the current ones; which blocks make it is the
+    same as with every item current, unless a stale text has a current near duplicate (then
+    the current one is preferred) or the stale marker's tokens change what fits."""
+    every_current = [replace(item, freshness=Freshness.CURRENT) for item in corpus.evidence]
+    roomy = 100_000
+    baseline = pack_to_budget(every_current, roomy, COUNTER, policy)
+    result = pack_to_budget(corpus.evidence, roomy, COUNTER, policy)
+    _presented_in_order(result)
+    if result.current_preferred == 0 and policy.max_block_tokens is None:
+        assert sorted(b.evidence.evidence_id for b in result.blocks) == sorted(
+            b.evidence.evidence_id for b in baseline.blocks
+        )
