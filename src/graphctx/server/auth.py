@@ -15,7 +15,10 @@ scrypt check. Checks are therefore also capped for the whole service: at most
 ``MAX_CONCURRENT_KEY_CHECKS`` run at once, on threads of their own (never the event loop's
 default pool, which store reads use), and at most ``MAX_WAITING_KEY_CHECKS`` wait; past that
 a check is refused at once with 429 ``rate_limited``. Keys verified before are answered from
-memory and never wait.
+memory and never wait, and requests that bring the same key while its check runs share that
+one check (a service's first burst of clients would otherwise queue one scrypt check each and
+have the ones past the cap refused, although every key is good); each of them still pays its
+own failure when the key is wrong.
 """
 
 from __future__ import annotations
@@ -126,6 +129,7 @@ class Authenticator:
         self._gateway = settings.gateway
         self._gateway_digest = _gateway_digest(settings.gateway)
         self._checks = KeyCheckSlots(MAX_CONCURRENT_KEY_CHECKS, MAX_WAITING_KEY_CHECKS)
+        self._in_flight: dict[bytes, asyncio.Future[bool]] = {}
 
     async def authenticate(self, credentials: Credentials) -> Identity:
         if credentials.claims_gateway:
@@ -138,8 +142,25 @@ class Authenticator:
         if cached is not None:
             return cached
         entry = self._entry_for(credentials.api_key, credentials.client)
-        ok = await self._checks.run(verify_key, credentials.api_key, entry.hash)
+        ok = await self._shared_check(credentials.api_key, entry)
         return self._settle(credentials.api_key, entry, ok, credentials.client)
+
+    async def _shared_check(self, key: str, entry: ApiKeyConfig) -> bool:
+        """One check per presented key at a time: later callers await the running one."""
+        fingerprint = _fingerprint(key)
+        running = self._in_flight.get(fingerprint)
+        if running is not None:
+            return await asyncio.shield(running)
+        check = asyncio.ensure_future(self._checks.run(verify_key, key, entry.hash))
+        self._in_flight[fingerprint] = check
+
+        def settled(done: asyncio.Future[bool]) -> None:
+            self._in_flight.pop(fingerprint, None)
+            if not done.cancelled():
+                done.exception()  # retrieved: every waiter may have gone away
+
+        check.add_done_callback(settled)
+        return await asyncio.shield(check)
 
     def authenticate_key(self, key: str) -> Identity:
         """Synchronous key check for entry points outside a request (stdio MCP)."""
