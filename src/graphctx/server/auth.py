@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
+from multiprocessing.synchronize import Semaphore
 from typing import Final
 
 from graphctx.contract.request import NAME_PATTERN, NAMESPACE_PATTERN
@@ -39,7 +40,7 @@ from graphctx.errors import ConfigurationError
 from graphctx.server.config import ApiKeyConfig, GatewayConfig, ServiceSettings
 from graphctx.server.errors import AuthenticationError, RateLimitedError
 from graphctx.server.keys import parse_key, verify_key
-from graphctx.server.ratelimit import TokenBucketLimiter
+from graphctx.server.ratelimit import RateLimiter, TokenBucketLimiter
 
 __all__ = ["Authenticator", "Credentials", "Identity", "KeyCheckSlots", "ProjectGrant", "Via"]
 
@@ -121,14 +122,27 @@ class Credentials:
 
 
 class Authenticator:
-    def __init__(self, settings: ServiceSettings) -> None:
+    """``failures`` holds the failed-check budgets and ``key_checks`` caps the checks running
+    at once; both default to this process's own. The workers of one service pass shared
+    ones (:class:`graphctx.server.workers.SharedState`), so N workers never allow N times
+    the failures or run N times the checks."""
+
+    def __init__(
+        self,
+        settings: ServiceSettings,
+        *,
+        failures: RateLimiter | None = None,
+        key_checks: Semaphore | None = None,
+    ) -> None:
         self._entries = {entry.id: entry for entry in settings.keys}
         self._identities = {entry.id: _key_identity(entry) for entry in settings.keys}
         self._verified: dict[bytes, str] = {}
-        self._failures = TokenBucketLimiter(FAILURES_PER_SECOND, FAILURE_BURST)
+        self._failures = failures or TokenBucketLimiter(FAILURES_PER_SECOND, FAILURE_BURST)
         self._gateway = settings.gateway
         self._gateway_digest = _gateway_digest(settings.gateway)
-        self._checks = KeyCheckSlots(MAX_CONCURRENT_KEY_CHECKS, MAX_WAITING_KEY_CHECKS)
+        self._checks = KeyCheckSlots(
+            MAX_CONCURRENT_KEY_CHECKS, MAX_WAITING_KEY_CHECKS, shared=key_checks
+        )
         self._in_flight: dict[bytes, asyncio.Future[bool]] = {}
 
     async def authenticate(self, credentials: Credentials) -> Identity:
@@ -216,19 +230,28 @@ class KeyCheckSlots:
     which is what bounds the CPU spent.
     """
 
-    def __init__(self, concurrency: int, waiting: int) -> None:
+    def __init__(self, concurrency: int, waiting: int, *, shared: Semaphore | None = None) -> None:
         self._pool = ThreadPoolExecutor(concurrency, thread_name_prefix="graphctx-key-check")
         self._limit = concurrency + waiting
         self._admitted = 0
+        self._shared = shared  # the service-wide cap when several processes serve
 
     async def run(self, check: Callable[[str, str], bool], key: str, stored: str) -> bool:
         if self._admitted >= self._limit:
             raise RateLimitedError("too many key checks are in progress", retry_after_s=1)
         self._admitted += 1
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, check, key, stored)
+            return await asyncio.get_running_loop().run_in_executor(
+                self._pool, self._gated, check, key, stored
+            )
         finally:
             self._admitted -= 1
+
+    def _gated(self, check: Callable[[str, str], bool], key: str, stored: str) -> bool:
+        if self._shared is None:
+            return check(key, stored)
+        with self._shared:  # waits on this pool's thread, never on the event loop
+            return check(key, stored)
 
 
 def _failure_bucket(key_id: str, client: str) -> str:
