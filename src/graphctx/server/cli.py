@@ -160,7 +160,7 @@ def _serve_in(
 
     from graphctx.adapters import build_provider
     from graphctx.server.app import create_app
-    from graphctx.server.listen import bind_listener, run_uvicorn
+    from graphctx.server.listen import bind_listeners, run_uvicorn
     from graphctx.server.logs import configure_logging
     from graphctx.server.mcp.transport import serve_stdio
     from graphctx.server.workers import serve_workers
@@ -173,10 +173,10 @@ def _serve_in(
         anyio.run(serve_stdio, settings, build_provider(store, embedder, llm_stages=stages))
         return 0
     # Bound before anything is built: a port in use is a one-line error, not a log line.
-    listener = bind_listener(args.host or settings.host, _port(args, settings.port))
+    listeners = bind_listeners(args.host or settings.host, _port(args, settings.port), workers)
     if shared is None:
         run_uvicorn(
-            create_app(settings, build_provider(store, embedder, llm_stages=stages)), listener
+            create_app(settings, build_provider(store, embedder, llm_stages=stages)), listeners[0]
         )
         return 0
 
@@ -184,7 +184,7 @@ def _serve_in(
         provider = build_provider(store, embedder, llm_stages=stages)
         return create_app(settings, provider, shared=shared)
 
-    return serve_workers(worker_app, listener, workers, run_uvicorn)
+    return serve_workers(worker_app, listeners, run_uvicorn)
 
 
 def _shared_state() -> SharedState:

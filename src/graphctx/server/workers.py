@@ -2,9 +2,11 @@
 
 One interpreter runs one request's Python at a time, and retrieval is mostly Python
 (fusion, packing, the output gate), so one process uses one core however many requests it
-holds. The supervisor binds the socket, forks ``N`` workers that each build their own app
-and provider (store connections and the embedding model are made after the fork) and accept
-on the shared socket, and stops them all on SIGTERM or SIGINT.
+holds. The supervisor binds one SO_REUSEPORT socket per worker on the port
+(:func:`graphctx.server.listen.bind_listeners`: the kernel spreads connections evenly),
+forks ``N`` workers that each build their own app and provider (store connections and the
+embedding model are made after the fork) and serve their socket, and stops them all on
+SIGTERM or SIGINT.
 
 What a guarantee needs across workers lives in :class:`SharedState`, made before the fork:
 
@@ -32,7 +34,7 @@ import signal
 import socket
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.synchronize import Semaphore
 from pathlib import Path
@@ -90,11 +92,10 @@ class SharedState:
 
 def serve_workers(
     build_app: Callable[[], ASGIApp],
-    listener: socket.socket,
-    workers: int,
+    listeners: Sequence[socket.socket],
     run: Callable[[ASGIApp, socket.socket], None],
 ) -> int:
-    """Fork ``workers`` processes that each ``run(build_app(), listener)``; return 0 after a
+    """Fork one process per listener that ``run(build_app(), listener)``s; return 0 after a
     requested stop, 1 when a worker ended by itself (the others are stopped then)."""
     children: set[int] = set()
     stopping = False
@@ -107,13 +108,18 @@ def serve_workers(
 
     previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        for _ in range(workers):
+        for listener in listeners:
             if stopping:
                 break
             pid = os.fork()
             if pid == 0:  # the worker: never returns
+                for other in listeners:
+                    if other is not listener:
+                        other.close()
                 _worker(build_app, listener, run, os.getppid())
             children.add(pid)
+        for listener in listeners:
+            listener.close()  # the workers hold theirs
         log_event(log, f"started {len(children)} workers", workers=sorted(children))
         failed = False
         while children:
