@@ -51,11 +51,14 @@ def run_bench_command(args: argparse.Namespace) -> int:
         from graphctx_lab.bench.http import run_load_bench
 
         out = args.out / "http.json"
-        report = run_load_bench(clients=args.clients, requests=args.requests, out=out)
+        report = run_load_bench(
+            clients=args.clients, requests=args.requests, workers=args.workers, out=out
+        )
         latency = report["latency_ms"]
         print(
             f"{report['completed']} requests, {report['errors']} errors,"
             f" {report['throughput_rps']} req/s, p50 {latency['p50']} ms, p95 {latency['p95']} ms"
+            f" ({report['workers']} workers, load average {report['load_average']['before']})"
         )
         print(f"wrote {os.fspath(out)}")
         return 0

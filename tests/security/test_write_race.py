@@ -68,12 +68,8 @@ class HeldWriteStore(SqliteGraphStore):
         return await super().write_documents(namespace, writes, embedder_name)
 
 
-@pytest.fixture
-def service(
-    tmp_path: Path, embedder: UniversalSentenceEncoderEmbedder
-) -> Iterator[tuple[str, dict[str, str], HeldWriteStore]]:
-    keys = {name: generate_key(name) for name in KEYS}
-    settings = ServiceSettings(
+def _settings(keys: dict[str, str]) -> ServiceSettings:
+    return ServiceSettings(
         keys=[
             {
                 "id": name,
@@ -85,10 +81,41 @@ def service(
         ],
         limits={"rate_per_second": 10_000, "rate_burst": 10_000},
     )
+
+
+def _provider(
+    store: SqliteGraphStore, embedder: UniversalSentenceEncoderEmbedder
+) -> ContextProvider:
+    return ContextProvider(store, embedder, default_token_counter(), CallerAssertedGrants())
+
+
+@pytest.fixture
+def service(
+    tmp_path: Path, embedder: UniversalSentenceEncoderEmbedder
+) -> Iterator[tuple[str, dict[str, str], HeldWriteStore]]:
+    keys = {name: generate_key(name) for name in KEYS}
     store = HeldWriteStore(tmp_path / "race.sqlite")
-    provider = ContextProvider(store, embedder, default_token_counter(), CallerAssertedGrants())
-    with serve_in_thread(create_app(settings, provider)) as url:
+    with serve_in_thread(create_app(_settings(keys), _provider(store, embedder))) as url:
         yield url, keys, store
+
+
+@pytest.fixture
+def two_workers(
+    tmp_path: Path, embedder: UniversalSentenceEncoderEmbedder
+) -> Iterator[tuple[str, str, dict[str, str], HeldWriteStore]]:
+    """Two services over one file, each with its own store (its own connections, caches and
+    write lock), as two workers of ``graphctx serve --workers 2`` are: the held writer's."""
+    keys = {name: generate_key(name) for name in KEYS}
+    path = tmp_path / "race.sqlite"
+    held = HeldWriteStore(path)
+    settings = _settings(keys)
+    with (
+        serve_in_thread(create_app(settings, _provider(held, embedder))) as held_url,
+        serve_in_thread(
+            create_app(settings, _provider(SqliteGraphStore(path), embedder))
+        ) as other_url,
+    ):
+        yield held_url, other_url, keys, held
 
 
 def _client(url: str, key: str) -> httpx.Client:
@@ -171,3 +198,29 @@ def test_every_refusal_of_a_document_id_is_the_same_answer(
     assert (delete_hidden.status_code, delete_hidden.json()["code"]) == (404, "not_found")
     assert (reader_delete.status_code, reader_delete.json()["code"]) == (403, "write_denied")
     assert "calendar notes" in _search(url, keys["eng-reader"])  # nothing was replaced
+
+
+def test_two_workers_over_one_store_refuse_the_slower_disjoint_writer_too(
+    two_workers: tuple[str, str, dict[str, str], HeldWriteStore],
+) -> None:
+    """The compare-and-set runs inside the store's write transaction, so it holds between
+    processes (the write lock of one store object does not reach the other)."""
+    held_url, other_url, keys, store = two_workers
+    store.hold_marker = HR_MARKER
+    with ThreadPoolExecutor(1) as pool:
+        slow_upload = pool.submit(_upload, held_url, keys["hr-writer"], HR_MARKER, "hr")
+        assert store.holding.wait(HOLD_TIMEOUT_S), "the slow upload never reached its write"
+        fast_result = _upload(other_url, keys["eng-writer"], ENG_MARKER, "eng")
+        store.release.set()
+        slow_result = slow_upload.result(HOLD_TIMEOUT_S)
+
+    for url in (held_url, other_url):
+        eng_sees, hr_sees = _search(url, keys["eng-reader"]), _search(url, keys["hr-reader"])
+        assert HR_MARKER not in eng_sees
+        assert ENG_MARKER not in hr_sees
+        assert ENG_MARKER in eng_sees
+    assert [(d.document_id, d.outcome) for d in fast_result.documents] == [("plan", "added")]
+    assert slow_result.documents == []
+    assert [(e.origin, e.code, e.message) for e in slow_result.errors] == [
+        ("documents[0]", "document_id_conflict", DocumentConflictError.MESSAGE)
+    ]

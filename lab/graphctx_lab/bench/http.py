@@ -1,9 +1,11 @@
 """``graphctx bench http``: concurrent clients against a real server on the demo corpus.
 
-The server runs in its own process (``python -m graphctx.server serve``) so the load
-generator does not share its interpreter lock; the clients are asyncio tasks over one httpx
+The server runs in its own processes (``python -m graphctx.server serve --workers N``) so
+the load generator does not share its interpreter lock; the clients are asyncio tasks over one httpx
 pool. Requests alternate between ``/v1/context`` and the project search, cycling through the
 demo questions and principals. Every non-2xx answer or transport error counts as an error.
+The machine's load average before and after is in the report: on a shared machine the
+figures only compare with a run made next to them.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def run_load_bench(
     *,
     clients: int = 50,
     requests: int = 2_000,
+    workers: int = 2,
     out: Path = Path("bench-results/http.json"),
     work_dir: Path | None = None,
 ) -> dict[str, Any]:
@@ -62,20 +65,27 @@ def run_load_bench(
         keys, config = _write_config(root)
         port = _free_port()
         progress.update(f"starting graphctx serve on port {port}", final=True)
-        server = _start_server(config, store, port)
+        server = _start_server(config, store, port, workers)
         try:
             base = f"http://127.0.0.1:{port}"
             _wait_ready(base, server)
             calls = _calls(keys)
             progress.update(f"{requests} requests from {clients} clients", final=True)
+            load_before = os.getloadavg()
             started = time.perf_counter()
             drive = _drive(base, calls, clients, requests, progress)
             latencies, errors, statuses = asyncio.run(drive)
             wall = time.perf_counter() - started
+            load_after = os.getloadavg()
         finally:
             server.terminate()
             server.wait(timeout=30)
     report = _report(clients, requests, latencies, errors, statuses, wall, ingest_seconds)
+    report["workers"] = workers
+    report["load_average"] = {
+        "before": [round(x, 2) for x in load_before],
+        "after": [round(x, 2) for x in load_after],
+    }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report
@@ -124,7 +134,7 @@ def _free_port() -> int:
         return port
 
 
-def _start_server(config: Path, store: Path, port: int) -> subprocess.Popen[bytes]:
+def _start_server(config: Path, store: Path, port: int, workers: int) -> subprocess.Popen[bytes]:
     command = [
         sys.executable,
         "-m",
@@ -136,6 +146,8 @@ def _start_server(config: Path, store: Path, port: int) -> subprocess.Popen[byte
         str(store),
         "--port",
         str(port),
+        "--workers",
+        str(workers),
     ]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

@@ -57,6 +57,12 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     bench.add_argument("--clients", type=int, default=50, help="http: concurrent clients")
     bench.add_argument("--requests", type=int, default=2000, help="http: requests in total")
     bench.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="http: the server's worker processes, serve --workers (default: %(default)s)",
+    )
+    bench.add_argument(
         "--baseline", type=Path, help="cold, ingest: an older tree's src/ to time side by side"
     )
     bench.add_argument("--documents", type=int, default=1000, help="ingest: documents")

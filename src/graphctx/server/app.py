@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from starlette.routing import Route
 
 from graphctx.provider import ContextProvider
-from graphctx.server.auth import Authenticator
+from graphctx.server.auth import FAILURE_BURST, FAILURES_PER_SECOND, Authenticator
 from graphctx.server.config import ServiceSettings
 from graphctx.server.factory import compose_service, warm_up
 from graphctx.server.http import documents, routes
@@ -26,23 +26,35 @@ from graphctx.server.http.middleware import AuthMiddleware, TraceMiddleware
 from graphctx.server.http.openapi import install_openapi
 from graphctx.server.mcp.transport import McpHttpEndpoint
 from graphctx.server.metrics import Metrics
-from graphctx.server.ratelimit import TokenBucketLimiter
+from graphctx.server.ratelimit import RateLimiter, TokenBucketLimiter
 from graphctx.server.ui import is_ui_path
 from graphctx.server.ui.routes import install_ui
+from graphctx.server.workers import SharedState
 
 __all__ = ["create_app"]
 
 API_VERSION = "1.0.0"
 
 
-def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
-    metrics = Metrics()
+def create_app(
+    settings: ServiceSettings, provider: ContextProvider, *, shared: SharedState | None = None
+) -> FastAPI:
+    """``shared``: the state of a multi-worker service (``graphctx serve --workers N``) this
+    app is one worker of: its rate limits, failed-key budgets, key-check cap, metrics and
+    explorer sessions are then the service's, not this process's."""
+    metrics = Metrics(None if shared is None else shared.metrics_dir)
     limits = settings.limits
     service = compose_service(settings, provider, metrics)  # grants from the auth config
     served = service.provider
     mcp_endpoint = McpHttpEndpoint(service, limits.max_body_bytes) if settings.mcp_http else None
-    authenticator = Authenticator(settings)
-    limiter = TokenBucketLimiter(limits.rate_per_second, limits.rate_burst)
+    limiter: RateLimiter
+    if shared is None:
+        authenticator = Authenticator(settings)
+        limiter = TokenBucketLimiter(limits.rate_per_second, limits.rate_burst)
+    else:
+        failures = shared.limiter("failures", FAILURES_PER_SECOND, FAILURE_BURST)
+        authenticator = Authenticator(settings, failures=failures, key_checks=shared.key_checks)
+        limiter = shared.limiter("requests", limits.rate_per_second, limits.rate_burst)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -67,7 +79,8 @@ def create_app(settings: ServiceSettings, provider: ContextProvider) -> FastAPI:
     app.state.graphctx = AppServices(service=service, metrics=metrics, settings=settings)
     app.include_router(routes.router)
     app.include_router(documents.router)
-    install_ui(app, authenticator, limiter)  # /ui: the evidence explorer, same keys and limits
+    # /ui: the evidence explorer, same keys and limits
+    install_ui(app, authenticator, limiter, shared)
     if mcp_endpoint is not None:
         app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, include_in_schema=False))
     install_error_handlers(app, metrics)

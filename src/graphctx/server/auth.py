@@ -15,7 +15,10 @@ scrypt check. Checks are therefore also capped for the whole service: at most
 ``MAX_CONCURRENT_KEY_CHECKS`` run at once, on threads of their own (never the event loop's
 default pool, which store reads use), and at most ``MAX_WAITING_KEY_CHECKS`` wait; past that
 a check is refused at once with 429 ``rate_limited``. Keys verified before are answered from
-memory and never wait.
+memory and never wait, and requests that bring the same key while its check runs share that
+one check (a service's first burst of clients would otherwise queue one scrypt check each and
+have the ones past the cap refused, although every key is good); each of them still pays its
+own failure when the key is wrong.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
+from multiprocessing.synchronize import Semaphore
 from typing import Final
 
 from graphctx.contract.request import NAME_PATTERN, NAMESPACE_PATTERN
@@ -36,7 +40,7 @@ from graphctx.errors import ConfigurationError
 from graphctx.server.config import ApiKeyConfig, GatewayConfig, ServiceSettings
 from graphctx.server.errors import AuthenticationError, RateLimitedError
 from graphctx.server.keys import parse_key, verify_key
-from graphctx.server.ratelimit import TokenBucketLimiter
+from graphctx.server.ratelimit import RateLimiter, TokenBucketLimiter
 
 __all__ = ["Authenticator", "Credentials", "Identity", "KeyCheckSlots", "ProjectGrant", "Via"]
 
@@ -118,14 +122,28 @@ class Credentials:
 
 
 class Authenticator:
-    def __init__(self, settings: ServiceSettings) -> None:
+    """``failures`` holds the failed-check budgets and ``key_checks`` caps the checks running
+    at once; both default to this process's own. The workers of one service pass shared
+    ones (:class:`graphctx.server.workers.SharedState`), so N workers never allow N times
+    the failures or run N times the checks."""
+
+    def __init__(
+        self,
+        settings: ServiceSettings,
+        *,
+        failures: RateLimiter | None = None,
+        key_checks: Semaphore | None = None,
+    ) -> None:
         self._entries = {entry.id: entry for entry in settings.keys}
         self._identities = {entry.id: _key_identity(entry) for entry in settings.keys}
         self._verified: dict[bytes, str] = {}
-        self._failures = TokenBucketLimiter(FAILURES_PER_SECOND, FAILURE_BURST)
+        self._failures = failures or TokenBucketLimiter(FAILURES_PER_SECOND, FAILURE_BURST)
         self._gateway = settings.gateway
         self._gateway_digest = _gateway_digest(settings.gateway)
-        self._checks = KeyCheckSlots(MAX_CONCURRENT_KEY_CHECKS, MAX_WAITING_KEY_CHECKS)
+        self._checks = KeyCheckSlots(
+            MAX_CONCURRENT_KEY_CHECKS, MAX_WAITING_KEY_CHECKS, shared=key_checks
+        )
+        self._in_flight: dict[bytes, asyncio.Future[bool]] = {}
 
     async def authenticate(self, credentials: Credentials) -> Identity:
         if credentials.claims_gateway:
@@ -138,8 +156,25 @@ class Authenticator:
         if cached is not None:
             return cached
         entry = self._entry_for(credentials.api_key, credentials.client)
-        ok = await self._checks.run(verify_key, credentials.api_key, entry.hash)
+        ok = await self._shared_check(credentials.api_key, entry)
         return self._settle(credentials.api_key, entry, ok, credentials.client)
+
+    async def _shared_check(self, key: str, entry: ApiKeyConfig) -> bool:
+        """One check per presented key at a time: later callers await the running one."""
+        fingerprint = _fingerprint(key)
+        running = self._in_flight.get(fingerprint)
+        if running is not None:
+            return await asyncio.shield(running)
+        check = asyncio.ensure_future(self._checks.run(verify_key, key, entry.hash))
+        self._in_flight[fingerprint] = check
+
+        def settled(done: asyncio.Future[bool]) -> None:
+            self._in_flight.pop(fingerprint, None)
+            if not done.cancelled():
+                done.exception()  # retrieved: every waiter may have gone away
+
+        check.add_done_callback(settled)
+        return await asyncio.shield(check)
 
     def authenticate_key(self, key: str) -> Identity:
         """Synchronous key check for entry points outside a request (stdio MCP)."""
@@ -195,19 +230,28 @@ class KeyCheckSlots:
     which is what bounds the CPU spent.
     """
 
-    def __init__(self, concurrency: int, waiting: int) -> None:
+    def __init__(self, concurrency: int, waiting: int, *, shared: Semaphore | None = None) -> None:
         self._pool = ThreadPoolExecutor(concurrency, thread_name_prefix="graphctx-key-check")
         self._limit = concurrency + waiting
         self._admitted = 0
+        self._shared = shared  # the service-wide cap when several processes serve
 
     async def run(self, check: Callable[[str, str], bool], key: str, stored: str) -> bool:
         if self._admitted >= self._limit:
             raise RateLimitedError("too many key checks are in progress", retry_after_s=1)
         self._admitted += 1
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, check, key, stored)
+            return await asyncio.get_running_loop().run_in_executor(
+                self._pool, self._gated, check, key, stored
+            )
         finally:
             self._admitted -= 1
+
+    def _gated(self, check: Callable[[str, str], bool], key: str, stored: str) -> bool:
+        if self._shared is None:
+            return check(key, stored)
+        with self._shared:  # waits on this pool's thread, never on the event loop
+            return check(key, stored)
 
 
 def _failure_bucket(key_id: str, client: str) -> str:

@@ -11,10 +11,14 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from graphctx.embed.spec_option import add_embedder_argument
 from graphctx.errors import CallerError, ConfigurationError, GraphctxError
+
+if TYPE_CHECKING:
+    from graphctx.server.config import ServiceSettings
+    from graphctx.server.workers import SharedState
 
 __all__ = ["NO_API_KEYS", "add_server_commands", "hash_new_key", "main", "run_server_command"]
 
@@ -34,6 +38,12 @@ def add_server_commands(
         serve.add_argument("--store", help="store location (overrides the config)")
     serve.add_argument("--host", help="bind address (default from config: 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default from config: 8080)")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        help="HTTP worker processes (default from config: 1); they share one socket, the"
+        " rate limits, failed-key budgets, metrics and explorer sessions",
+    )
     add_embedder_argument(serve, default=None)  # overrides the config's ``embedder``
     serve.add_argument(
         "--mcp-stdio",
@@ -113,34 +123,75 @@ def _serve(args: argparse.Namespace) -> int:
     from graphctx.extras import require_extra
 
     require_extra("server")
-    import anyio
-
-    from graphctx.adapters import build_provider
-    from graphctx.server.app import create_app
     from graphctx.server.config import load_settings
-    from graphctx.server.listen import bind_listener, run_uvicorn
-    from graphctx.server.logs import configure_logging
-    from graphctx.server.mcp.transport import serve_stdio
 
     settings = load_settings(args.config)
+    workers = settings.workers if getattr(args, "workers", None) is None else args.workers
+    if workers < 1:
+        raise ConfigurationError("--workers must be at least 1", code="invalid_workers")
+    if workers > 1 and args.mcp_stdio:
+        raise ConfigurationError(
+            "--mcp-stdio serves one client on stdin/stdout: it takes no --workers",
+            code="invalid_workers",
+        )
     if not settings.keys and not args.allow_no_keys:
         raise ConfigurationError(
             "the service config has no API keys, so every request would be refused: add one"
             " (`graphctx keys hash --id NAME`), or pass --allow-no-keys for gateway mode",
             code=NO_API_KEYS,
         )
+    if workers == 1:
+        return _serve_in(settings, args, None)
+    shared = _shared_state()  # before the fork, and before any metric exists
+    try:
+        return _serve_in(settings, args, shared, workers)
+    finally:
+        shared.remove()
+
+
+def _serve_in(
+    settings: ServiceSettings,
+    args: argparse.Namespace,
+    shared: SharedState | None,
+    workers: int = 1,
+) -> int:
+    import anyio
+    from fastapi import FastAPI
+
+    from graphctx.adapters import build_provider
+    from graphctx.server.app import create_app
+    from graphctx.server.listen import bind_listeners, run_uvicorn
+    from graphctx.server.logs import configure_logging
+    from graphctx.server.mcp.transport import serve_stdio
+    from graphctx.server.workers import serve_workers
+
     configure_logging(settings.log_level)
     store = getattr(args, "store", None) or settings.store
+    embedder = args.embedder or settings.embedder
     stages = None if settings.llm_stages is None else settings.llm_stages.build()
     if args.mcp_stdio:
-        provider = build_provider(store, args.embedder or settings.embedder, llm_stages=stages)
-        anyio.run(serve_stdio, settings, provider)
+        anyio.run(serve_stdio, settings, build_provider(store, embedder, llm_stages=stages))
         return 0
     # Bound before anything is built: a port in use is a one-line error, not a log line.
-    listener = bind_listener(args.host or settings.host, _port(args, settings.port))
-    provider = build_provider(store, args.embedder or settings.embedder, llm_stages=stages)
-    run_uvicorn(create_app(settings, provider), listener)
-    return 0
+    listeners = bind_listeners(args.host or settings.host, _port(args, settings.port), workers)
+    if shared is None:
+        run_uvicorn(
+            create_app(settings, build_provider(store, embedder, llm_stages=stages)), listeners[0]
+        )
+        return 0
+
+    def worker_app() -> FastAPI:  # in each worker, after the fork
+        provider = build_provider(store, embedder, llm_stages=stages)
+        return create_app(settings, provider, shared=shared)
+
+    return serve_workers(worker_app, listeners, run_uvicorn)
+
+
+def _shared_state() -> SharedState:
+    from graphctx.server.auth import MAX_CONCURRENT_KEY_CHECKS
+    from graphctx.server.workers import SharedState
+
+    return SharedState.create(MAX_CONCURRENT_KEY_CHECKS)
 
 
 def _port(args: argparse.Namespace, configured: int) -> int:

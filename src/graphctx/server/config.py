@@ -188,6 +188,7 @@ class ServiceSettings(BaseSettings):
     embedder: str = "use"  # an embedder spec, see graphctx.embed.embedder_from_spec
     host: str = "127.0.0.1"
     port: Annotated[int, Field(ge=0, le=65535)] = 8080
+    workers: Annotated[int, Field(ge=1, le=64)] = 1  # HTTP worker processes (serve --workers)
     keys: list[ApiKeyConfig] = Field(default_factory=list)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)

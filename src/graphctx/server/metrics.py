@@ -1,10 +1,20 @@
-"""Prometheus metrics, one registry per app (so several apps can live in one process)."""
+"""Prometheus metrics, one registry per app (so several apps can live in one process).
+
+The workers of one ``graphctx serve --workers N`` write their values to files in a shared
+directory (prometheus_client's multiprocess mode, chosen by the supervisor before any metric
+exists), and whichever worker answers ``/metrics`` sums every worker's: a scrape sees the
+service, never the one process it happened to reach.
+"""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, values
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from graphctx.contract import ContextResponse
+from graphctx.errors import ConfigurationError
 
 __all__ = ["Metrics"]
 
@@ -13,7 +23,15 @@ _COUNT_BUCKETS = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89)
 
 
 class Metrics:
-    def __init__(self) -> None:
+    """``shared_dir``: the multiprocess directory every worker of the service writes to."""
+
+    def __init__(self, shared_dir: Path | None = None) -> None:
+        if shared_dir is not None and values.ValueClass is values.MutexValue:
+            raise ConfigurationError(
+                "shared metrics need prometheus_client's multiprocess mode"
+                " (graphctx.server.workers.SharedState.create chooses it)"
+            )
+        self._shared_dir = shared_dir
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             "graphctx_http_requests",
@@ -97,4 +115,8 @@ class Metrics:
         self.request_latency.labels(route, method).observe(seconds)
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        if self._shared_dir is None:
+            return generate_latest(self.registry)
+        summed = CollectorRegistry()
+        MultiProcessCollector(summed, path=str(self._shared_dir))  # type: ignore[no-untyped-call]
+        return generate_latest(summed)

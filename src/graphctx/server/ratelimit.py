@@ -1,12 +1,24 @@
-"""Per-key token buckets, in memory (one process; a fleet needs a shared limiter in front)."""
+"""Per-key token buckets, in memory: one process. ``graphctx serve --workers N`` shares them
+between its workers through :class:`graphctx.server.shared_limits.SqliteTokenBucketLimiter`
+(a fleet of machines needs a shared limiter in front)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-__all__ = ["TokenBucketLimiter"]
+__all__ = ["RateLimiter", "TokenBucketLimiter"]
+
+
+class RateLimiter(Protocol):
+    """Token buckets by key: ``acquire`` takes one token (0.0, or the seconds until one is
+    available); ``available`` tells whether it would succeed and takes nothing."""
+
+    def acquire(self, key: str) -> float: ...
+
+    def available(self, key: str) -> bool: ...
 
 
 @dataclass

@@ -33,7 +33,7 @@ from graphctx.server.http.errors import problem_response
 from graphctx.server.logs import current_trace_id, log_event, new_trace_id
 from graphctx.server.metrics import Metrics
 from graphctx.server.models import TRACE_ID_PATTERN
-from graphctx.server.ratelimit import TokenBucketLimiter
+from graphctx.server.ratelimit import RateLimiter
 
 __all__ = ["PUBLIC_PATHS", "AuthMiddleware", "TraceMiddleware"]
 
@@ -94,7 +94,7 @@ class AuthMiddleware:
         app: ASGIApp,
         *,
         authenticator: Authenticator,
-        limiter: TokenBucketLimiter,
+        limiter: RateLimiter,
         gateway: GatewayConfig,
         metrics: Metrics,
         own_authentication: Callable[[str], bool],

@@ -21,11 +21,19 @@ from starlette.responses import RedirectResponse, Response
 from graphctx.server.auth import Authenticator, Credentials, Identity
 from graphctx.server.errors import AuthenticationError, RateLimitedError
 from graphctx.server.http.deps import services_of, trace_id_of
-from graphctx.server.ratelimit import TokenBucketLimiter
+from graphctx.server.ratelimit import RateLimiter
 from graphctx.server.ui import pages, views
 from graphctx.server.ui.html import Html
-from graphctx.server.ui.sessions import Session, SessionStore, new_login_token, tokens_match
+from graphctx.server.ui.sessions import (
+    Session,
+    Sessions,
+    SessionStore,
+    new_login_token,
+    tokens_match,
+)
+from graphctx.server.ui.shared_sessions import SharedSessionStore
 from graphctx.server.ui.state import SearchState, parse_state
+from graphctx.server.workers import SharedState
 
 __all__ = ["SESSION_COOKIE", "UiContext", "install_ui", "router"]
 
@@ -61,13 +69,20 @@ class UiContext:
     """What the explorer shares with the API: the same authenticator and rate limiter."""
 
     authenticator: Authenticator
-    limiter: TokenBucketLimiter
-    sessions: SessionStore
+    limiter: RateLimiter
+    sessions: Sessions
 
 
-def install_ui(app: FastAPI, authenticator: Authenticator, limiter: TokenBucketLimiter) -> None:
-    """Mount the explorer, sharing the API's authenticator and rate limiter."""
-    app.state.graphctx_ui = UiContext(authenticator, limiter, SessionStore())
+def install_ui(
+    app: FastAPI,
+    authenticator: Authenticator,
+    limiter: RateLimiter,
+    shared: SharedState | None = None,
+) -> None:
+    """Mount the explorer, sharing the API's authenticator and rate limiter (and, in a
+    multi-worker service, the other workers' sessions)."""
+    sessions: Sessions = SessionStore() if shared is None else SharedSessionStore(shared.database)
+    app.state.graphctx_ui = UiContext(authenticator, limiter, sessions)
     app.include_router(router)
 
 

@@ -10,7 +10,9 @@ Only a SHA-256 digest of each id is kept, so the table itself holds no usable cr
 Sessions end on logout, after :data:`IDLE_TIMEOUT_S` without use, or :data:`MAX_AGE_S` after
 login, whichever comes first. Every session has its own CSRF token for the state-changing
 form (logout); the login form uses a double-submit token bound to a short-lived cookie.
-Sessions live in this process only: a restart logs everyone out, which is the safe failure.
+Sessions live in this process only (the workers of ``graphctx serve --workers N`` share
+theirs: :mod:`graphctx.server.ui.shared_sessions`): a restart logs everyone out, which is the
+safe failure.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from graphctx.server.auth import Identity
 
@@ -32,7 +34,9 @@ __all__ = [
     "MAX_SESSIONS",
     "Session",
     "SessionStore",
+    "Sessions",
     "new_login_token",
+    "session_digest",
     "tokens_match",
 ]
 
@@ -56,6 +60,18 @@ class Session:
         return now - self.last_seen_at > IDLE_TIMEOUT_S or now - self.created_at > MAX_AGE_S
 
 
+class Sessions(Protocol):
+    """Where the explorer keeps its sessions: this process, or every worker's."""
+
+    def __len__(self) -> int: ...
+
+    def create(self, identity: Identity) -> Session: ...
+
+    def resolve(self, session_id: str | None) -> Session | None: ...
+
+    def revoke(self, session_id: str | None) -> None: ...
+
+
 class SessionStore:
     """In-memory sessions keyed by the digest of their id; the clock is injectable for tests."""
 
@@ -71,7 +87,7 @@ class SessionStore:
         now = self._clock()
         session_id = secrets.token_urlsafe(TOKEN_BYTES)
         session = Session(identity, secrets.token_urlsafe(TOKEN_BYTES), now, now)
-        self._sessions[_digest(session_id)] = session
+        self._sessions[session_digest(session_id)] = session
         while len(self._sessions) > MAX_SESSIONS:
             self._sessions.popitem(last=False)
         return Session(identity, session.csrf_token, now, now, session_id)
@@ -80,7 +96,7 @@ class SessionStore:
         """The live session for ``session_id`` (touching it), or ``None``; expired ones go."""
         if not session_id:
             return None
-        key = _digest(session_id)
+        key = session_digest(session_id)
         session = self._sessions.get(key)
         if session is None:
             return None
@@ -95,7 +111,7 @@ class SessionStore:
 
     def revoke(self, session_id: str | None) -> None:
         if session_id:
-            self._sessions.pop(_digest(session_id), None)
+            self._sessions.pop(session_digest(session_id), None)
 
 
 def new_login_token() -> str:
@@ -109,5 +125,6 @@ def tokens_match(expected: str | None, presented: str | None) -> bool:
     return hmac.compare_digest(expected.encode("utf-8"), presented.encode("utf-8"))
 
 
-def _digest(session_id: str) -> bytes:
+def session_digest(session_id: str) -> bytes:
+    """What a session id is kept as: a SHA-256 digest, never the id."""
     return hashlib.sha256(b"graphctx-ui-session\0" + session_id.encode("utf-8")).digest()
