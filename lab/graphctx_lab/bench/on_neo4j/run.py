@@ -29,11 +29,10 @@ ever repeated. Documents are spread over ``SCOPE_COUNT`` scopes. The sizes nest:
 ingests up to the first size, measures, then ingests the rest of the next size.
 
 Ingest: the first ``PORT_SAMPLE`` documents of each size step go through
-``GraphStore.write_document``, one transaction per document, as graphctx ingest does. That is
-the reported ingest rate; the end-to-end rate adds the measured USE embedding rate. The rest of
-each step is bulk-loaded, ``BULK_BATCH`` documents per transaction, with the write path's own
-row builders (``writes.document_properties`` and ``writes.chunk_row``). The graph layout is
-therefore the same, and 100k chunks load in minutes instead of hours on two cores.
+``GraphStore.write_document``, one transaction per document. The rest of each step goes through
+``GraphStore.write_documents``, ``BULK_BATCH`` documents per transaction, as ``graphctx ingest``
+batches them. Both rates are the store port's (the end-to-end rate adds the measured USE
+embedding rate), and the graph is exactly what graphctx writes.
 
 Fairness: the same top-k (10; recall@5 is its prefix), the same questions in the same order,
 and the same server. Systems take turns per question, in a rotating order, and warm-up
