@@ -189,16 +189,6 @@ WHERE d.is_latest
 RETURN d {.version, .version_seq, .content_hash, .metadata_hash, .scopes} AS latest
 """
 
-# One row per new version (``$documents``: property maps, distinct document ids).
-CREATE_VERSIONS: Final = """
-UNWIND $documents AS properties
-OPTIONAL MATCH (previous:Document {namespace: $namespace, document_id: properties.document_id})
-WHERE previous.is_latest
-SET previous.is_latest = false, previous.superseded_by_seq = properties.version_seq
-CREATE (d:Document)
-SET d = properties
-"""
-
 SET_SCOPES_OF_ALL_VERSIONS: Final = """
 UNWIND $documents AS row
 MATCH (d:Document {namespace: $namespace, document_id: row.document_id})
@@ -208,19 +198,28 @@ MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
 SET c.acl_key = row.acl_key, c.acl_terms = row.acl_terms
 """
 
-# Chunks and relations carry a per-namespace ``seq`` (insertion order, for tie-breaks); the
-# namespace node holds the last one handed out. Each row names its version and carries the
-# chunk's whole property map.
-CREATE_CHUNKS: Final = """
+# New versions with their chunks, one row per version (``$documents``: distinct document ids,
+# each ``{properties, chunks}``): the previous latest version is demoted, the version and its
+# chunks created. Chunks and relations carry a per-namespace ``seq`` (insertion order, for
+# tie-breaks); the namespace node holds the last one handed out ($chunk_count more here).
+CREATE_VERSIONS_WITH_CHUNKS: Final = """
 MATCH (n:Namespace {name: $namespace})
-SET n.chunk_seq = coalesce(n.chunk_seq, 0) + size($chunks)
+SET n.chunk_seq = coalesce(n.chunk_seq, 0) + $chunk_count
 WITH n
-UNWIND $chunks AS row
-MATCH (d:Document {namespace: $namespace, document_id: row.document_id,
-                   version_seq: row.version_seq})
-CREATE (c:Chunk)
-SET c = row.properties
-CREATE (d)-[:HAS_CHUNK]->(c)
+UNWIND $documents AS row
+OPTIONAL MATCH (previous:Document {namespace: $namespace,
+                                   document_id: row.properties.document_id})
+WHERE previous.is_latest
+SET previous.is_latest = false, previous.superseded_by_seq = row.properties.version_seq
+CREATE (d:Document)
+SET d = row.properties
+WITH d, row
+CALL (d, row) {
+    UNWIND row.chunks AS properties
+    CREATE (c:Chunk)
+    SET c = properties
+    CREATE (d)-[:HAS_CHUNK]->(c)
+}
 """
 
 # Chunk counts per scope set let vector search choose exact or in-index search cheaply; they,
@@ -497,10 +496,10 @@ def _scored(node: str) -> str:
     WITH {node}, ' ' + replace({node}.terms, ' ', '  ') + ' ' AS spaced
     WITH {node}, [t IN terms |
         (size(spaced) - size(replace(spaced, ' ' + t + ' ', ''))) / (size(t) + 2)] AS frequencies
+    WITH {node}, frequencies, $k1 * (1 - $b + $b * {node}.length / average_length) AS norm
     WITH {node}, frequencies, reduce(score = 0.0, i IN range(0, size(idf) - 1) |
         score + CASE WHEN frequencies[i] > 0
-            THEN idf[i] * frequencies[i] * ($k1 + 1)
-                 / (frequencies[i] + $k1 * (1 - $b + $b * {node}.length / average_length))
+            THEN idf[i] * frequencies[i] * ($k1 + 1) / (frequencies[i] + norm)
             ELSE 0.0 END) AS score"""
 
 
@@ -520,9 +519,10 @@ def _scored(node: str) -> str:
 #   remaining ("essential") term are scored, all of them (up to $pool, R4). Of those, the
 #   $view_pool best leave the server and Python re-scores them exactly ($view_pool is a margin
 #   over the limit for last-bit differences).
-# Lucene is only asked for visible chunks ($acl, the +acl_terms clause, and every row is
-# checked against the visible scope sets). $terms and $quoted (the terms as Lucene phrases)
-# are joined by spaces (terms hold none).
+# Lucene is only asked for visible chunks ($acl, the +acl_terms clause), every row is checked
+# against the visible scope sets (``acl_key``, written with the document's scopes), and the
+# rows that leave the server against their document's scopes too. $terms and $quoted (the
+# terms as Lucene phrases) are joined by spaces (terms hold none).
 FULLTEXT_CALLS: Final = f"""
 CALL (terms) {{
     OPTIONAL MATCH (s:ScopeSet {{namespace: $namespace}})
@@ -576,22 +576,22 @@ WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_l
      CASE WHEN size(probed) >= $limit THEN probed[$limit - 1] * (1 - 1e-9) ELSE 0.0 END
      AS threshold,
      [x IN idf | x * ($k1 + 1)] AS bound
-WITH n, keys, visible, terms, unmigrated, holding, pool_size, total_length, idf,
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length, idf,
      average_length,
      [i IN range(0, size(bound) - 1) WHERE reduce(below = 0.0, j IN range(0, size(bound) - 1) |
          below + CASE WHEN bound[j] < bound[i] OR (bound[j] = bound[i] AND j <= i)
                       THEN bound[j] ELSE 0.0 END) > threshold] AS essential
-CALL (terms, idf, average_length, essential) {{
+CALL (terms, text_keys, idf, average_length, essential) {{
     WITH CASE $quoted WHEN '' THEN [] ELSE split($quoted, ' ') END AS quoted
     WITH $acl + ' +(' + reduce(q = '', i IN essential | q + ' ' + quoted[i]) + ')' AS lucene
     WHERE $lucene IS NOT NULL AND size(essential) > 0
     CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', lucene, {{limit: $pool}})
     YIELD node
-    WHERE node.namespace = $namespace
-    MATCH (d:Document)-[:HAS_CHUNK]->(node)
-    WHERE {VISIBLE}{_scored("node")}
+    WHERE node.acl_key IN text_keys{_scored("node")}
     ORDER BY score DESC, node.chunk_id
     LIMIT $view_pool
+    MATCH (d:Document)-[:HAS_CHUNK]->(node)
+    WHERE node.namespace = $namespace AND {VISIBLE}
     RETURN collect({{chunk_id: node.chunk_id, length: node.length, frequencies: frequencies}})
            AS lexical_top
 }}"""

@@ -36,7 +36,7 @@ from graphctx.store.records import (
 )
 from graphctx.text.lexical import index_terms
 
-CHUNK_BATCH = 500  # chunks per UNWIND statement
+CHUNK_BATCH = 2_000  # chunks per CREATE_VERSIONS_WITH_CHUNKS statement (whole versions)
 
 
 def version_label(document: NewDocument, previous: StoredVersion | None) -> str:
@@ -268,6 +268,27 @@ def _keep_embedder(plan: _BatchPlan, record: EmbedderRecord | None) -> None:
         plan.embedder, plan.set_embedder = record, True
 
 
+def _version_groups(plan: _BatchPlan) -> list[tuple[list[dict[str, Any]], int]]:
+    """The plan's new versions with their chunks, in statements of about ``CHUNK_BATCH``
+    chunks (a version is never split): ``(rows, chunk count)``."""
+    chunks: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in plan.chunks:
+        chunks.setdefault((row["document_id"], row["version_seq"]), []).append(row["properties"])
+    groups: list[tuple[list[dict[str, Any]], int]] = []
+    rows: list[dict[str, Any]] = []
+    count = 0
+    for version in plan.versions:
+        own = chunks.get((version["document_id"], version["version_seq"]), [])
+        if rows and count + len(own) > CHUNK_BATCH:
+            groups.append((rows, count))
+            rows, count = [], 0
+        rows.append({"properties": version, "chunks": own})
+        count += len(own)
+    if rows:
+        groups.append((rows, count))
+    return groups
+
+
 async def _apply(tx: neo4j.AsyncManagedTransaction, namespace: str, plan: _BatchPlan) -> None:
     if plan.moving:
         moving = await fetch(
@@ -282,18 +303,17 @@ async def _apply(tx: neo4j.AsyncManagedTransaction, namespace: str, plan: _Batch
             embedder=plan.embedder.name,
             dimension=plan.embedder.dimension,
         )
-    if plan.versions:
-        await fetch(tx, queries.CREATE_VERSIONS, namespace=namespace, documents=plan.versions)
     if plan.rescoped:
         await fetch(
             tx, queries.SET_SCOPES_OF_ALL_VERSIONS, namespace=namespace, documents=plan.rescoped
         )
-    for start in range(0, len(plan.chunks), CHUNK_BATCH):
+    for group, chunk_count in _version_groups(plan):
         await fetch(
             tx,
-            queries.CREATE_CHUNKS,
+            queries.CREATE_VERSIONS_WITH_CHUNKS,
             namespace=namespace,
-            chunks=plan.chunks[start : start + CHUNK_BATCH],
+            documents=group,
+            chunk_count=chunk_count,
         )
     await plan.text.apply(tx, namespace)
 
