@@ -1,24 +1,24 @@
-"""Loading a size step: a sample through the GraphStore port (the measured rate), the rest in bulk.
+"""Loading a size step: a sample one document per transaction, the rest in batches, both
+through the GraphStore port.
 
 The first ``PORT_SAMPLE`` documents of each size step go through ``GraphStore.write_document``,
-one transaction per document, as graphctx ingest does. The rest of each step is bulk-loaded,
-``BULK_BATCH`` documents per transaction, with the write path's own row builders
-(``writes.document_properties`` and ``writes.chunk_row``), so the graph layout is the same.
+one transaction per document, as a caller writing documents one by one does. The rest of each
+step goes through ``GraphStore.write_documents``, ``BULK_BATCH`` documents per transaction (as
+``graphctx ingest`` batches them), so both rates measure the store's own write path and the
+graph carries everything it keeps (scope sets, full-text statistics).
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 import neo4j
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
-from graphctx.store.neo4j import Neo4jGraphStore, queries, writes
-from graphctx.store.neo4j.acl import scope_set_key
-from graphctx.store.records import NewChunk, Vector
+from graphctx.errors import InvalidDocumentError
+from graphctx.store.neo4j import Neo4jGraphStore, queries
+from graphctx.store.records import DocumentWrite, NewChunk, Vector
 from graphctx_lab.bench.on_neo4j.corpus import (
     BENCH_NAMESPACE,
     BenchDocument,
@@ -28,27 +28,11 @@ from graphctx_lab.bench.on_neo4j.corpus import (
 
 __all__ = ["BULK_BATCH", "PORT_SAMPLE", "bulk_write", "ingest_step", "scalar_count"]
 
-PORT_SAMPLE = 500  # documents per size step written through the GraphStore port
-BULK_BATCH = 500  # documents per bulk-load transaction
-
-# Bulk load: the layout of ``queries.CREATE_VERSIONS`` + ``CREATE_CHUNKS`` for new documents.
-BULK_RESERVE_SEQ = """
-MATCH (n:Namespace {name: $namespace})
-WITH n, n.chunk_seq AS base
-SET n.chunk_seq = base + $count
-RETURN base
-"""
-BULK_CREATE = """
-UNWIND $rows AS row
-CREATE (d:Document)
-SET d = row.document
-CREATE (c:Chunk)
-SET c = row.chunk
-CREATE (d)-[:HAS_CHUNK]->(c)
-"""
+PORT_SAMPLE = 500  # documents per size step written one per transaction
+BULK_BATCH = 500  # documents per write_documents transaction
 
 
-def scalar_count(driver: neo4j.Driver, database: str, query: str, **params: Any) -> int:
+def scalar_count(driver: neo4j.Driver, database: str, query: str, **params: object) -> int:
     records, _, _ = driver.execute_query(query, params, database_=database)
     return int(records[0]["n"])
 
@@ -61,8 +45,8 @@ async def ingest_step(
     driver: neo4j.Driver,
     database: str,
 ) -> dict[str, float]:
-    """The first ``PORT_SAMPLE`` documents go through the GraphStore port, one transaction per
-    document, as ingest does (that is the measured ingest rate); the rest are bulk-loaded."""
+    """The first ``PORT_SAMPLE`` documents one per transaction, the rest in ``BULK_BATCH``
+    batches, both through the store port; returns both rates."""
     embedder_name = UniversalSentenceEncoderEmbedder().name
     sample, rest = docs[:PORT_SAMPLE], docs[PORT_SAMPLE:]
     started = time.perf_counter()
@@ -72,7 +56,7 @@ async def ingest_step(
     port_s = time.perf_counter() - started
     started = time.perf_counter()
     for at in range(0, len(rest), BULK_BATCH):
-        bulk_write(driver, database, rest[at : at + BULK_BATCH], vectors)
+        await bulk_write(store, rest[at : at + BULK_BATCH], vectors)
         if (at // BULK_BATCH) % 20 == 19:
             print(f"  bulk-loaded {at + BULK_BATCH}/{len(rest)}", flush=True)
     bulk_s = time.perf_counter() - started
@@ -92,34 +76,19 @@ async def ingest_step(
     }
 
 
-def bulk_write(
-    driver: neo4j.Driver, database: str, docs: Sequence[BenchDocument], vectors: list[Vector]
+async def bulk_write(
+    store: Neo4jGraphStore, docs: Sequence[BenchDocument], vectors: list[Vector]
 ) -> None:
-    """Documents in graphctx's layout (the write path's own row builders), one transaction."""
-
-    def work(tx: neo4j.ManagedTransaction) -> None:
-        record = tx.run(BULK_RESERVE_SEQ, namespace=BENCH_NAMESPACE, count=len(docs)).single()
-        assert record is not None, "the port sample created the namespace"
-        base = int(record["base"])
-        rows, deltas = [], Counter[str]()
-        for n, doc in enumerate(docs):
-            document = new_document(doc)
-            chunk = NewChunk(0, 0, len(doc.text), doc.text, document_vector(doc, vectors))
-            version = writes.version_label(document, None)
-            rows.append(
-                {
-                    "document": writes.document_properties(document, version, 1),
-                    "chunk": writes.chunk_row(document, 1, chunk, base + n + 1),
-                }
-            )
-            deltas[scope_set_key(BENCH_NAMESPACE, document.scopes)] += 1
-        tx.run(BULK_CREATE, rows=rows).consume()
-        scopes = {scope_set_key(BENCH_NAMESPACE, [d.scope]): [d.scope] for d in docs}
-        delta_rows = [
-            {"key": key, "chunks": count, "scopes": scopes[key]}
-            for key, count in sorted(deltas.items())
-        ]
-        tx.run(queries.ADJUST_SCOPE_SETS, namespace=BENCH_NAMESPACE, deltas=delta_rows).consume()
-
-    with driver.session(database=database) as session:
-        session.execute_write(work)
+    """One ``write_documents`` transaction; a refused document stops the bench."""
+    embedder_name = UniversalSentenceEncoderEmbedder().name
+    writes = [
+        DocumentWrite(
+            new_document(doc),
+            (NewChunk(0, 0, len(doc.text), doc.text, document_vector(doc, vectors)),),
+        )
+        for doc in docs
+    ]
+    results = await store.write_documents(BENCH_NAMESPACE, writes, embedder_name)
+    refused = [r for r in results if isinstance(r, InvalidDocumentError)]
+    if refused:
+        raise refused[0]

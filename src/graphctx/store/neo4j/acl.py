@@ -52,8 +52,15 @@ def acl_terms(namespace: str, scopes: Iterable[str]) -> str:
     return " ".join(acl_token(namespace, scope) for scope in sorted(set(scopes)))
 
 
-def _quoted(term: str) -> str:
-    return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def quoted_term(term: str) -> str:
+    """``term`` as a Lucene phrase on the ``terms`` field (analysed terms hold no spaces)."""
+    return "terms:" + '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def acl_clause(namespace: str, scopes: frozenset[str]) -> str:
+    """The required clause that lets Lucene find only chunks visible in ``namespace``."""
+    tokens = " OR ".join(acl_token(namespace, scope) for scope in sorted(scopes))
+    return f"+acl_terms:({tokens})^0"
 
 
 def lucene_query(namespace: str, query: str, scopes: frozenset[str]) -> str | None:
@@ -64,6 +71,11 @@ def lucene_query(namespace: str, query: str, scopes: frozenset[str]) -> str | No
     terms = query_terms(query)
     if not terms or not scopes:
         return None
-    tokens = " OR ".join(acl_token(namespace, scope) for scope in sorted(scopes))
-    text = " ".join(f"terms:{_quoted(term)}" for term in terms)
-    return f"+acl_terms:({tokens})^0 +({text})"
+    text = " ".join(quoted_term(term) for term in terms)
+    return f"{acl_clause(namespace, scopes)} +({text})"
+
+
+def complement_query(namespace: str, terms: Iterable[str], scopes: frozenset[str]) -> str:
+    """The chunks visible in ``namespace`` to ``scopes`` that hold none of ``terms``: the
+    complement of :func:`lucene_query`'s matches among the visible chunks."""
+    return " ".join([acl_clause(namespace, scopes), *(f"-{quoted_term(t)}" for t in terms)])

@@ -9,8 +9,9 @@ Graph layout (all nodes carry ``namespace``; nothing is shared across namespaces
     (:Document {namespace, document_id, version, version_seq, is_latest, scopes, acl_key, ...})
         -[:HAS_CHUNK]->
     (:Chunk {namespace, chunk_id, seq, ordinal, start_char, end_char, text, heading_path,
-             embedding, terms, acl_key, acl_terms})
-    (:ScopeSet {key, namespace, scopes, chunk_count})      one per distinct scope set
+             embedding, terms, length, acl_key, acl_terms})
+    (:ScopeSet {key, namespace, scopes, chunk_count, total_length})   one per distinct scope set
+    (:TermCount {scope_set, term, chunks})   chunks of a scope set holding a term (BM25's n(t))
     (:Knowledge {namespace, node_id, kind, node_type, name, description})
         -[:FROM_CHUNK {link, role}]-> (:Chunk)
     (:Knowledge) -[:DECLARED]-> (:Declaration {namespace, declaration, keys, node_type, home})
@@ -29,6 +30,7 @@ VECTOR_INDEX: Final = "graphctx_chunk_embedding"
 FULLTEXT_INDEX: Final = "graphctx_chunk_text"
 FULLTEXT_ANALYZER: Final = "whitespace"
 DECLARATION_CONSTRAINT: Final = "graphctx_declaration_id"
+TERM_COUNT_CONSTRAINT: Final = "graphctx_term_count_key"
 
 # --- schema (write path, idempotent) ---------------------------------------------------------
 # Name -> statement. The name is the index (or the constraint's index) it creates.
@@ -57,6 +59,8 @@ SCHEMA_STATEMENTS: Final[dict[str, str]] = {
        FOR (n:Name) REQUIRE (n.namespace, n.key) IS UNIQUE""",
     DECLARATION_CONSTRAINT: """CREATE CONSTRAINT graphctx_declaration_id IF NOT EXISTS
        FOR (d:Declaration) REQUIRE (d.namespace, d.declaration) IS UNIQUE""",
+    TERM_COUNT_CONSTRAINT: """CREATE CONSTRAINT graphctx_term_count_key IF NOT EXISTS
+       FOR (t:TermCount) REQUIRE (t.scope_set, t.term) IS UNIQUE""",
     "graphctx_knowledge_by_namespace": """CREATE INDEX graphctx_knowledge_by_namespace IF NOT EXISTS
        FOR (k:Knowledge) ON (k.namespace)""",
     # No `vector.dimensions`: one index serves every embedding dimension (a query only meets
@@ -93,6 +97,38 @@ CALL (k) {
     MERGE (d)-[:THROUGH]->(c)
 } IN TRANSACTIONS OF 1000 ROWS
 """
+
+# Run once, when the term-count constraint is created: a graph written before the write-time
+# full-text statistics (graphctx.store.neo4j.text_statistics) gets them from its chunks. The
+# scope sets' total_length is set last, so a read of a half-migrated graph (a total_length
+# still missing) is refused rather than scored from partial counts. Auto-commit (session.run).
+BACKFILL_TEXT_STATISTICS: Final = (
+    """
+MATCH (t:TermCount)
+CALL (t) { DELETE t } IN TRANSACTIONS OF 10000 ROWS
+""",
+    """
+MATCH (c:Chunk)
+CALL (c) {
+    SET c.length = size(split(c.terms, ' '))
+    WITH c
+    UNWIND split(c.terms, ' ') AS term
+    WITH DISTINCT c, term
+    WHERE term <> ''
+    MERGE (t:TermCount {scope_set: c.acl_key, term: term})
+    ON CREATE SET t.chunks = 0
+    SET t.chunks = t.chunks + 1
+} IN TRANSACTIONS OF 200 ROWS
+""",
+    """
+MATCH (s:ScopeSet)
+CALL (s) {
+    SET s.total_length = reduce(
+        total = 0, length IN COLLECT { MATCH (c:Chunk {acl_key: s.key}) RETURN c.length }
+        | total + length)
+} IN TRANSACTIONS OF 1000 ROWS
+""",
+)
 
 SHOW_GRAPHCTX_INDEXES: Final = """
 SHOW INDEXES YIELD name, type, labelsOrTypes, properties, options, state
@@ -153,16 +189,6 @@ WHERE d.is_latest
 RETURN d {.version, .version_seq, .content_hash, .metadata_hash, .scopes} AS latest
 """
 
-# One row per new version (``$documents``: property maps, distinct document ids).
-CREATE_VERSIONS: Final = """
-UNWIND $documents AS properties
-OPTIONAL MATCH (previous:Document {namespace: $namespace, document_id: properties.document_id})
-WHERE previous.is_latest
-SET previous.is_latest = false, previous.superseded_by_seq = properties.version_seq
-CREATE (d:Document)
-SET d = properties
-"""
-
 SET_SCOPES_OF_ALL_VERSIONS: Final = """
 UNWIND $documents AS row
 MATCH (d:Document {namespace: $namespace, document_id: row.document_id})
@@ -172,30 +198,62 @@ MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
 SET c.acl_key = row.acl_key, c.acl_terms = row.acl_terms
 """
 
-# Chunks and relations carry a per-namespace ``seq`` (insertion order, for tie-breaks); the
-# namespace node holds the last one handed out. Each row names its version and carries the
-# chunk's whole property map.
-CREATE_CHUNKS: Final = """
+# New versions with their chunks, one row per version (``$documents``: distinct document ids,
+# each ``{properties, chunks}``): the previous latest version is demoted, the version and its
+# chunks created. Chunks and relations carry a per-namespace ``seq`` (insertion order, for
+# tie-breaks); the namespace node holds the last one handed out ($chunk_count more here).
+CREATE_VERSIONS_WITH_CHUNKS: Final = """
 MATCH (n:Namespace {name: $namespace})
-SET n.chunk_seq = coalesce(n.chunk_seq, 0) + size($chunks)
+SET n.chunk_seq = coalesce(n.chunk_seq, 0) + $chunk_count
 WITH n
-UNWIND $chunks AS row
-MATCH (d:Document {namespace: $namespace, document_id: row.document_id,
-                   version_seq: row.version_seq})
-CREATE (c:Chunk)
-SET c = row.properties
-CREATE (d)-[:HAS_CHUNK]->(c)
+UNWIND $documents AS row
+OPTIONAL MATCH (previous:Document {namespace: $namespace,
+                                   document_id: row.properties.document_id})
+WHERE previous.is_latest
+SET previous.is_latest = false, previous.superseded_by_seq = row.properties.version_seq
+CREATE (d:Document)
+SET d = row.properties
+WITH d, row
+CALL (d, row) {
+    UNWIND row.chunks AS properties
+    CREATE (c:Chunk)
+    SET c = properties
+    CREATE (d)-[:HAS_CHUNK]->(c)
+}
 """
 
-# Chunk counts per scope set let vector search choose exact or in-index search cheaply.
+# Chunk counts per scope set let vector search choose exact or in-index search cheaply; they,
+# the total lengths and the term counts are visible BM25's statistics (text_statistics.py).
 ADJUST_SCOPE_SETS: Final = """
 UNWIND $deltas AS delta
 MERGE (s:ScopeSet {key: delta.key})
-ON CREATE SET s.namespace = $namespace, s.scopes = delta.scopes, s.chunk_count = 0
-SET s.chunk_count = s.chunk_count + delta.chunks
+ON CREATE SET s.namespace = $namespace, s.scopes = delta.scopes, s.chunk_count = 0,
+              s.total_length = 0
+SET s.chunk_count = s.chunk_count + delta.chunks,
+    s.total_length = s.total_length + delta.length
 WITH s
 WHERE s.chunk_count <= 0
 DELETE s
+"""
+
+# One statement per batch: the (scope set, term) deltas summed in Python.
+ADJUST_TERM_COUNTS: Final = """
+UNWIND $counts AS row
+MERGE (t:TermCount {scope_set: row.key, term: row.term})
+ON CREATE SET t.chunks = 0
+SET t.chunks = t.chunks + row.chunks
+WITH t
+WHERE t.chunks <= 0
+DELETE t
+"""
+
+# Chunks of the batch's re-scoped documents (all versions) that leave their scope set, read
+# before the re-scope: their terms move to the new set's statistics.
+MOVING_CHUNK_TERMS: Final = """
+UNWIND $documents AS row
+MATCH (:Document {namespace: $namespace, document_id: row.document_id})-[:HAS_CHUNK]->(c:Chunk)
+WHERE c.acl_key <> row.acl_key
+RETURN c.acl_key AS key, row.acl_key AS new_key, c.terms AS terms
 """
 
 # --- write path: delete and graph -----------------------------------------------------------
@@ -221,7 +279,7 @@ WITH count(DISTINCT d) AS versions, collect(DISTINCT c) AS chunks,
      collect(DISTINCT CASE WHEN f.link <> 'MENTIONS' THEN k.node_id END) AS homed_ids,
      collect(DISTINCT decl.declaration) AS declarations
 RETURN versions, node_ids, homed_ids, declarations, [c IN chunks | c.chunk_id] AS chunk_ids,
-       [c IN chunks | c.acl_key] AS chunk_keys
+       [c IN chunks | c.acl_key] AS chunk_keys, [c IN chunks | c.terms] AS chunk_terms
 """
 
 DELETE_DOCUMENT_VERSIONS: Final = """
@@ -356,26 +414,6 @@ SET r.support = reduce(
 # --- read path (always in READ transactions; scopes applied inside every query) -------------
 VISIBLE: Final = "any(scope IN d.scopes WHERE scope IN $scopes)"
 
-# Lucene only finds the visible matches; they are scored from visible statistics alone
-# (graphctx.store.bm25), since Lucene's BM25 counts every namespace and scope of the index.
-FULLTEXT_CANDIDATES: Final = f"""
-CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene, {{limit: $pool}})
-YIELD node
-WHERE node.namespace = $namespace
-MATCH (d:Document)-[:HAS_CHUNK]->(node)
-WHERE {VISIBLE}
-WITH node, ' ' + replace(node.terms, ' ', '  ') + ' ' AS spaced
-RETURN node.chunk_id AS chunk_id, size(split(node.terms, ' ')) AS length,
-       [t IN $terms | (size(spaced) - size(replace(spaced, ' ' + t + ' ', ''))) / (size(t) + 2)]
-       AS frequencies
-"""
-
-VISIBLE_CHUNK_COUNT: Final = """
-MATCH (s:ScopeSet {namespace: $namespace})
-WHERE any(scope IN s.scopes WHERE scope IN $scopes)
-RETURN coalesce(sum(s.chunk_count), 0) AS visible
-"""
-
 VECTOR_PLAN: Final = """
 OPTIONAL MATCH (n:Namespace {name: $namespace})
 OPTIONAL MATCH (s:ScopeSet {namespace: $namespace})
@@ -449,10 +487,119 @@ RETURN {VIEW_COLUMNS}
 # The chunk view as a map, for statements that return views inside a larger row.
 VIEW_MAP: Final = "{" + ", ".join(f"{name}: {expr}" for name, expr in _VIEW_FIELDS) + "}"
 
+
+def _scored(node: str) -> str:
+    """Rows ``node`` -> ``node, frequencies, score``: visible BM25 (graphctx.store.bm25) from
+    the statistics in scope (``terms``, ``idf``, ``average_length``), term counts read in the
+    stored terms."""
+    return f"""
+    WITH {node}, ' ' + replace({node}.terms, ' ', '  ') + ' ' AS spaced
+    WITH {node}, [t IN terms |
+        (size(spaced) - size(replace(spaced, ' ' + t + ' ', ''))) / (size(t) + 2)] AS frequencies
+    WITH {node}, frequencies, $k1 * (1 - $b + $b * {node}.length / average_length) AS norm
+    WITH {node}, frequencies, reduce(score = 0.0, i IN range(0, size(idf) - 1) |
+        score + CASE WHEN frequencies[i] > 0
+            THEN idf[i] * frequencies[i] * ($k1 + 1) / (frequencies[i] + norm)
+            ELSE 0.0 END) AS score"""
+
+
+# The full-text half of CANDIDATE_SEARCH (imports n, keys, visible, terms; adds pool_size,
+# total_length, holding, unmigrated, lexical_top). Visible BM25 (graphctx.store.bm25) with
+# the statistics it had when every visible match was scanned, found without scanning them:
+# - n(t) is summed from the write-time TermCount nodes of the visible scope sets
+#   (text_statistics.py); ``unmigrated`` counts visible sets written before those statistics;
+# - the pool (visible chunks holding any query term) is counted with its total length from
+#   ``Chunk.length`` alone, reading whichever side is smaller: the pool ($lucene), or its
+#   complement among the visible chunks ($complement: the ACL clause minus every term), whose
+#   count and length are taken from the scope sets' chunk_count and total_length;
+# - the hits are the exact top $limit by MaxScore: Lucene's best $probe visible matches (its
+#   index-wide ranking only chooses which rows are probed) give a threshold, the $limit-th
+#   best visible score; a chunk holding only terms whose upper bounds (idf * (k1 + 1)) add up
+#   to at most the threshold cannot reach the top $limit, so only the chunks holding a
+#   remaining ("essential") term are scored, all of them (up to $pool, R4). Of those, the
+#   $view_pool best leave the server and Python re-scores them exactly ($view_pool is a margin
+#   over the limit for last-bit differences).
+# Lucene is only asked for visible chunks ($acl, the +acl_terms clause), every row is checked
+# against the visible scope sets (``acl_key``, written with the document's scopes), and the
+# rows that leave the server against their document's scopes too. $terms and $quoted (the
+# terms as Lucene phrases) are joined by spaces (terms hold none).
+FULLTEXT_CALLS: Final = f"""
+CALL (terms) {{
+    OPTIONAL MATCH (s:ScopeSet {{namespace: $namespace}})
+    WHERE $lucene IS NOT NULL AND any(scope IN s.scopes WHERE scope IN $scopes)
+    WITH collect(s) AS sets
+    WITH [s IN sets | s.key] AS text_keys,
+         reduce(total = 0, s IN sets | total + s.chunk_count) AS text_visible,
+         reduce(total = 0, s IN sets | total + coalesce(s.total_length, 0)) AS visible_length,
+         size([s IN sets WHERE s.total_length IS NULL]) AS unmigrated
+    RETURN text_keys, text_visible, visible_length, unmigrated,
+           [t IN terms | reduce(held = 0, chunks IN COLLECT {{
+               MATCH (x:TermCount) WHERE x.scope_set IN text_keys AND x.term = t
+               RETURN x.chunks
+           }} | held + chunks)] AS holding
+}}
+WITH n, keys, visible, terms, text_keys, text_visible, visible_length, unmigrated, holding,
+     text_visible - reduce(most = 0, h IN holding | CASE WHEN h > most THEN h ELSE most END)
+     < reduce(total = 0, h IN holding | total + h) AS complement
+CALL (text_keys, text_visible, complement) {{
+    WITH 1 AS one
+    WHERE $lucene IS NOT NULL AND text_visible > 0
+    CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}',
+        CASE WHEN complement THEN $complement ELSE $lucene END, {{limit: text_visible}})
+    YIELD node
+    WHERE node.acl_key IN text_keys
+    RETURN count(node) AS matched, sum(node.length) AS matched_length
+}}
+WITH n, keys, visible, terms, text_keys, unmigrated, holding,
+     CASE WHEN complement THEN text_visible - matched ELSE matched END AS pool_size,
+     CASE WHEN complement THEN visible_length - matched_length ELSE matched_length END
+     AS total_length
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length,
+     toFloat(total_length) / CASE pool_size WHEN 0 THEN 1 ELSE pool_size END AS average_length,
+     [held IN holding | log((visible - held + 0.5) / (held + 0.5))] AS raw_idf
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length,
+     CASE WHEN average_length < 1e-9 THEN 1e-9 ELSE average_length END AS average_length,
+     [x IN raw_idf | CASE WHEN x < 1e-6 THEN 1e-6 ELSE x END] AS idf
+CALL (terms, text_keys, idf, average_length) {{
+    WITH $lucene AS lucene
+    WHERE lucene IS NOT NULL
+    CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', lucene, {{limit: $probe}})
+    YIELD node
+    WHERE node.acl_key IN text_keys{_scored("node")}
+    WITH score
+    ORDER BY score DESC
+    LIMIT $limit
+    RETURN collect(score) AS probed
+}}
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length, idf,
+     average_length,
+     CASE WHEN size(probed) >= $limit THEN probed[$limit - 1] * (1 - 1e-9) ELSE 0.0 END
+     AS threshold,
+     [x IN idf | x * ($k1 + 1)] AS bound
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length, idf,
+     average_length,
+     [i IN range(0, size(bound) - 1) WHERE reduce(below = 0.0, j IN range(0, size(bound) - 1) |
+         below + CASE WHEN bound[j] < bound[i] OR (bound[j] = bound[i] AND j <= i)
+                      THEN bound[j] ELSE 0.0 END) > threshold] AS essential
+CALL (terms, text_keys, idf, average_length, essential) {{
+    WITH CASE $quoted WHEN '' THEN [] ELSE split($quoted, ' ') END AS quoted
+    WITH $acl + ' +(' + reduce(q = '', i IN essential | q + ' ' + quoted[i]) + ')' AS lucene
+    WHERE $lucene IS NOT NULL AND size(essential) > 0
+    CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', lucene, {{limit: $pool}})
+    YIELD node
+    WHERE node.acl_key IN text_keys{_scored("node")}
+    ORDER BY score DESC, node.chunk_id
+    LIMIT $view_pool
+    MATCH (d:Document)-[:HAS_CHUNK]->(node)
+    WHERE node.namespace = $namespace AND {VISIBLE}
+    RETURN collect({{chunk_id: node.chunk_id, length: node.length, frequencies: frequencies}})
+           AS lexical_top
+}}"""
+
 # One retrieval's candidates in one statement (one round trip): the scope sets the caller
-# sees (VECTOR_PLAN, VISIBLE_CHUNK_COUNT), the visible full-text matches with their term
-# counts (FULLTEXT_CANDIDATES), of which only the pool's statistics and its $view_pool best by
-# the same BM25 (graphctx.store.bm25) leave the server: Python re-scores those exactly,
+# sees (VECTOR_PLAN), the visible full-text hits (FULLTEXT_CALLS), of which only the pool's
+# statistics and its $view_pool best by the same BM25 (graphctx.store.bm25) leave the server:
+# Python re-scores those exactly,
 # the vector hits with the ACL filter inside the index or the exact scan
 # (VECTOR_SEARCH_IN_INDEX / VECTOR_SEARCH_EXACT, chosen by $strategy as the store does), and
 # the scoped views (FETCH_CHUNKS) of the vector hits and of those best full-text matches
@@ -469,41 +616,7 @@ CALL () {{
     WHERE any(scope IN s.scopes WHERE scope IN $scopes)
     RETURN collect(s.key) AS keys, coalesce(sum(s.chunk_count), 0) AS visible
 }}
-CALL (terms) {{
-    WITH $lucene AS lucene
-    WHERE lucene IS NOT NULL
-    CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', lucene, {{limit: $pool}})
-    YIELD node
-    WHERE node.namespace = $namespace
-    MATCH (d:Document)-[:HAS_CHUNK]->(node)
-    WHERE {VISIBLE}
-    WITH node, ' ' + replace(node.terms, ' ', '  ') + ' ' AS spaced
-    RETURN collect({{
-        chunk_id: node.chunk_id,
-        length: size(split(node.terms, ' ')),
-        frequencies: [t IN terms |
-            (size(spaced) - size(replace(spaced, ' ' + t + ' ', ''))) / (size(t) + 2)]
-    }}) AS pool
-}}
-WITH n, keys, visible, pool, reduce(total = 0, r IN pool | total + r.length) AS total_length,
-     [i IN range(0, size(terms) - 1) | size([r IN pool WHERE r.frequencies[i] > 0])] AS holding
-WITH n, keys, visible, pool, total_length, holding,
-     toFloat(total_length) / CASE size(pool) WHEN 0 THEN 1 ELSE size(pool) END AS average_length,
-     [held IN holding | log((visible - held + 0.5) / (held + 0.5))] AS raw_idf
-WITH n, keys, visible, pool, total_length, holding,
-     CASE WHEN average_length < 1e-9 THEN 1e-9 ELSE average_length END AS average_length,
-     [x IN raw_idf | CASE WHEN x < 1e-6 THEN 1e-6 ELSE x END] AS idf
-CALL (pool, average_length, idf) {{
-    UNWIND pool AS r
-    WITH r, reduce(score = 0.0, i IN range(0, size(idf) - 1) |
-        score + CASE WHEN r.frequencies[i] > 0
-            THEN idf[i] * r.frequencies[i] * ($k1 + 1)
-                 / (r.frequencies[i] + $k1 * (1 - $b + $b * r.length / average_length))
-            ELSE 0.0 END) AS score
-    ORDER BY score DESC, r.chunk_id
-    LIMIT $view_pool
-    RETURN collect(r) AS lexical_top
-}}
+{FULLTEXT_CALLS}
 CALL (n, keys, visible) {{
     CALL (n, keys, visible) {{
         WITH n, keys, visible
@@ -537,7 +650,7 @@ CALL (n, keys, visible) {{
     }}
     RETURN collect({{chunk_id: chunk_id, score: score}}) AS vector_hits
 }}
-WITH n, keys, visible, size(pool) AS pool_size, total_length, holding, lexical_top, vector_hits,
+WITH n, keys, visible, pool_size, total_length, holding, unmigrated, lexical_top, vector_hits,
      [r IN lexical_top | r.chunk_id] + [h IN vector_hits | h.chunk_id] AS ids
 CALL (ids) {{
     MATCH (c:Chunk {{namespace: $namespace}})
@@ -547,7 +660,7 @@ CALL (ids) {{
     RETURN collect({VIEW_MAP}) AS views
 }}
 RETURN n.dimension AS dimension, size(keys) > 0 AS any_visible_set, visible, pool_size,
-       total_length, holding, lexical_top, vector_hits, views
+       total_length, holding, unmigrated, lexical_top, vector_hits, views
 """
 
 LIST_DOCUMENTS: Final = f"""

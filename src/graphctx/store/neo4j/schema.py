@@ -1,9 +1,13 @@
 """Constraints and indexes (``graphctx neo4j init``), and the server version check.
 
-Everything is ``IF NOT EXISTS``, so init is idempotent and safe to run on every ingest. After
-creating, init waits until the indexes are online and checks that an index with a graphctx
-name really has graphctx's definition (an operator-made index with the same name but another
-analyser or filter would silently break search or the ACL filter).
+Everything is ``IF NOT EXISTS``, so init is idempotent and safe to run on every ingest. A
+graph written before a structure existed is migrated when its constraint is created: legacy
+declarations, and the write-time full-text statistics (``Chunk.length``,
+``ScopeSet.total_length``, ``TermCount``); until then the read path refuses to score full
+text from a graph without them (``ConfigurationError``). After creating, init waits until
+the indexes are online and checks that an index with a graphctx name really has graphctx's
+definition (an operator-made index with the same name but another analyser or filter would
+silently break search or the ACL filter).
 """
 
 from __future__ import annotations
@@ -111,5 +115,8 @@ async def init_schema(driver: neo4j.AsyncDriver, database: str) -> SchemaReport:
             ).consume()
             if queries.DECLARATION_CONSTRAINT in missing:
                 await (await session.run(queries.BACKFILL_LEGACY_DECLARATIONS)).consume()
+            if queries.TERM_COUNT_CONSTRAINT in missing:
+                for statement in queries.BACKFILL_TEXT_STATISTICS:
+                    await (await session.run(statement)).consume()
             rows = await _graphctx_indexes(session)
     return SchemaReport(version, edition, verify_indexes(rows), tuple(missing))

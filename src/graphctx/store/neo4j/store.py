@@ -39,7 +39,6 @@ from graphctx.store.bm25 import (
     BM25_K1,
     Candidate,
     PoolStatistics,
-    rank_by_visible_bm25,
     rank_with_statistics,
 )
 from graphctx.store.candidate_lists import (
@@ -100,9 +99,13 @@ DEFAULT_READ_TIMEOUT_S = 30.0  # reads without a caller deadline (listing, versi
 PING_TIMEOUT_S = 2.0
 EXACT_SEARCH_MAX_CHUNKS = 1_000  # AUTO: exact cosine up to this many visible chunks (README)
 IN_INDEX_CANDIDATES_FACTOR = 2  # in-index search fetches limit x this, then re-ranks
-# Full text: visible Lucene matches scored from visible statistics; past this many, Lucene's
-# own (index-wide) ranking chooses which ones are scored (docs/security.md, R4).
+# Full text: the visible Lucene matches of the essential terms are scored from visible
+# statistics; past this many, Lucene's own (index-wide) ranking chooses which ones are scored
+# (docs/security.md, R4).
 FULLTEXT_POOL = 10_000
+# Visible Lucene matches probed per hit asked for, to set the threshold that prunes terms
+# (queries.FULLTEXT_CALLS); any number gives the same hits, a better threshold fewer rows.
+FULLTEXT_PROBE_FACTOR = 2
 # search_candidates returns this many best full-text matches per hit asked for (by the same
 # BM25 in Cypher), which Python re-scores exactly: a margin for last-bit differences.
 LEXICAL_VIEW_MARGIN = 2
@@ -419,39 +422,15 @@ class Neo4jGraphStore:
     async def fulltext_search(
         self, namespace: str, query: str, scopes: frozenset[str], limit: int, deadline: float
     ) -> list[ChunkHit]:
-        lucene = acl.lucene_query(namespace, query, scopes)
-        if lucene is None or limit <= 0:
-            return []
-        terms = query_terms(query)
-
-        async def work(tx: neo4j.AsyncTransaction) -> list[ChunkHit]:
-            rows = await fetch(
-                tx,
-                queries.FULLTEXT_CANDIDATES,
-                lucene=lucene,
-                pool=FULLTEXT_POOL,
-                namespace=namespace,
-                scopes=sorted(scopes),
-                terms=terms,
-            )
-            if not rows:
-                return []
-            counted = await fetch(
-                tx, queries.VISIBLE_CHUNK_COUNT, namespace=namespace, scopes=sorted(scopes)
-            )
-            candidates = [
-                Candidate(
-                    str(row["chunk_id"]),
-                    str(row["chunk_id"]),
-                    int(row["length"]),
-                    tuple(int(tf) for tf in row["frequencies"]),
-                )
-                for row in rows
-            ]
-            ranked = rank_by_visible_bm25(candidates, int(counted[0]["visible"]), limit)
-            return [ChunkHit(chunk_id, score) for chunk_id, score in ranked]
-
-        return await self._read(work, deadline, "fulltext search")
+        """The full-text list of :meth:`search_candidates` (the same statement)."""
+        search = await self.search_candidates(namespace, query, None, scopes, limit, deadline)
+        found = search.fulltext
+        assert found is not None, "a query was given"
+        if found.failure is not None:
+            raise found.failure
+        if found.hits is None:
+            raise StageTimeout("fulltext search passed its deadline")
+        return found.hits
 
     async def vector_search(
         self, namespace: str, vector: Vector, scopes: frozenset[str], limit: int, deadline: float
@@ -530,7 +509,7 @@ class Neo4jGraphStore:
             vector, query_vector_list = done([]), None
         if lucene is None and query_vector_list is None:
             return CandidateSearch(fulltext, vector)
-        terms = [] if query is None else query_terms(query)
+        terms = [] if query is None or lucene is None else query_terms(query)
 
         def settled(fallback: CandidateList) -> CandidateSearch:
             """Every list still open (asked for, not yet known) ends as ``fallback``."""
@@ -573,6 +552,11 @@ class Neo4jGraphStore:
             **self._candidate_parameters(namespace, lucene, terms, vector, scopes, limit),
         )
         assert row is not None, "the statement always returns one row"
+        if lucene is not None and row["unmigrated"]:
+            raise ConfigurationError(
+                "this graph has no full-text statistics yet (written by an older graphctx):"
+                " run `graphctx neo4j init` to add them"
+            )
         wanted = [h.chunk_id for h in self._lexical_hits(row, limit)]
         if vector is not None and self._dimension_matches(row, len(vector)):
             wanted += [str(h["chunk_id"]) for h in row["vector_hits"]]
@@ -595,8 +579,14 @@ class Neo4jGraphStore:
             "namespace": namespace,
             "scopes": sorted(scopes),
             "lucene": lucene,
+            "complement": None
+            if lucene is None
+            else acl.complement_query(namespace, terms, scopes),
+            "acl": "" if lucene is None else acl.acl_clause(namespace, scopes),
+            "probe": limit * FULLTEXT_PROBE_FACTOR,
             "pool": FULLTEXT_POOL,
             "terms": " ".join(terms),
+            "quoted": " ".join(acl.quoted_term(term) for term in terms),
             "k1": BM25_K1,
             "b": BM25_B,
             "view_pool": limit * LEXICAL_VIEW_MARGIN,

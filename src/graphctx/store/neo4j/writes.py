@@ -20,6 +20,7 @@ from graphctx.store.declarations import declaration_id, is_home_declaration, nam
 from graphctx.store.namespace_embedder import EmbedderRecord, require_same_embedder
 from graphctx.store.neo4j import acl, queries
 from graphctx.store.neo4j.rows import fetch, fetch_one, iso, stored_version
+from graphctx.store.neo4j.text_statistics import TextDeltas, moving_rows, term_length
 from graphctx.store.records import (
     DocumentWrite,
     Expectation,
@@ -35,7 +36,7 @@ from graphctx.store.records import (
 )
 from graphctx.text.lexical import index_terms
 
-CHUNK_BATCH = 500  # chunks per UNWIND statement
+CHUNK_BATCH = 2_000  # chunks per CREATE_VERSIONS_WITH_CHUNKS statement (whole versions)
 
 
 def version_label(document: NewDocument, previous: StoredVersion | None) -> str:
@@ -51,6 +52,7 @@ def chunk_row(document: NewDocument, version_seq: int, chunk: NewChunk, seq: int
     if document.text[chunk.start_char : chunk.end_char] != chunk.text:
         raise ValueError(f"chunk {chunk.ordinal} of {document.document_id} does not match its span")
     embedding = np.asarray(chunk.embedding, dtype=np.float32).astype(np.float64)
+    terms = index_terms(" ".join([*chunk.heading_path, document.title or "", chunk.text]))
     return {
         "namespace": document.namespace,
         "chunk_id": f"{document.document_id}@{version_seq}#{chunk.ordinal}",
@@ -61,7 +63,8 @@ def chunk_row(document: NewDocument, version_seq: int, chunk: NewChunk, seq: int
         "text": chunk.text,
         "heading_path": list(chunk.heading_path),
         "embedding": embedding.tolist(),
-        "terms": index_terms(" ".join([*chunk.heading_path, document.title or "", chunk.text])),
+        "terms": terms,
+        "length": term_length(terms),
         "acl_key": acl.scope_set_key(document.namespace, document.scopes),
         "acl_terms": acl.acl_terms(document.namespace, document.scopes),
     }
@@ -92,21 +95,6 @@ def document_properties(document: NewDocument, version: str, seq: int) -> dict[s
     }
 
 
-async def _adjust_scope_sets(
-    tx: neo4j.AsyncManagedTransaction,
-    namespace: str,
-    deltas: Mapping[str, int],
-    scopes_of: Mapping[str, list[str]],
-) -> None:
-    rows = [
-        {"key": key, "chunks": delta, "scopes": scopes_of.get(key)}
-        for key, delta in sorted(deltas.items())
-        if delta
-    ]
-    if rows:
-        await fetch(tx, queries.ADJUST_SCOPE_SETS, namespace=namespace, deltas=rows)
-
-
 @dataclass
 class _BatchPlan:
     """What one segment of a batch writes, gathered document by document in order, then
@@ -118,20 +106,23 @@ class _BatchPlan:
     versions: list[dict[str, Any]] = field(default_factory=list)
     rescoped: list[dict[str, Any]] = field(default_factory=list)
     chunks: list[dict[str, Any]] = field(default_factory=list)
-    deltas: dict[str, int] = field(default_factory=dict)
-    scopes_of: dict[str, list[str]] = field(default_factory=dict)
+    text: TextDeltas = field(default_factory=TextDeltas)  # the scope sets' statistics
+    moving: list[dict[str, Any]] = field(default_factory=list)  # documents leaving a set
 
     def move_to_scope_set(
-        self, document: NewDocument, footprint: Sequence[Mapping[str, Any]], new_chunks: int
+        self,
+        document: NewDocument,
+        footprint: Sequence[Mapping[str, Any]],
+        new_chunks: Sequence[Mapping[str, Any]],
     ) -> None:
-        """Every existing chunk of the document moves to its new scope set; new ones join."""
+        """Every existing chunk of the document moves to its new scope set (their terms are
+        read in :func:`_apply`, before the re-scope); new ones join it."""
         new_key = acl.scope_set_key(document.namespace, document.scopes)
-        self.deltas[new_key] = self.deltas.get(new_key, 0) + new_chunks
-        for row in footprint:
-            key, count = str(row["key"]), int(row["chunks"])
-            self.deltas[key] = self.deltas.get(key, 0) - count
-            self.deltas[new_key] += count
-        self.scopes_of[new_key] = sorted(document.scopes)
+        self.text.scopes_of[new_key] = sorted(document.scopes)
+        for row in new_chunks:
+            self.text.move(new_key, str(row["terms"]), 1)
+        if any(str(row["key"]) != new_key for row in footprint):
+            self.moving.append({"document_id": document.document_id, "acl_key": new_key})
 
     def rescope(self, document: NewDocument) -> None:
         self.rescoped.append(
@@ -232,7 +223,7 @@ def _plan_document(
         else:
             check_scopes_of_older_versions(document, older)
             plan.rescope(document)
-            plan.move_to_scope_set(document, footprint, 0)
+            plan.move_to_scope_set(document, footprint, [])
             result = WriteResult(
                 WriteOutcome.SCOPES_UPDATED,
                 document.document_id,
@@ -257,7 +248,7 @@ def _plan_document(
     plan.chunks += [
         {"document_id": document.document_id, "version_seq": seq, "properties": row} for row in rows
     ]
-    plan.move_to_scope_set(document, footprint, len(rows))
+    plan.move_to_scope_set(document, footprint, rows)
     outcome = WriteOutcome.ADDED if previous is None else WriteOutcome.NEW_VERSION
     latest = StoredVersion(
         document.document_id,
@@ -277,7 +268,33 @@ def _keep_embedder(plan: _BatchPlan, record: EmbedderRecord | None) -> None:
         plan.embedder, plan.set_embedder = record, True
 
 
+def _version_groups(plan: _BatchPlan) -> list[tuple[list[dict[str, Any]], int]]:
+    """The plan's new versions with their chunks, in statements of about ``CHUNK_BATCH``
+    chunks (a version is never split): ``(rows, chunk count)``."""
+    chunks: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in plan.chunks:
+        chunks.setdefault((row["document_id"], row["version_seq"]), []).append(row["properties"])
+    groups: list[tuple[list[dict[str, Any]], int]] = []
+    rows: list[dict[str, Any]] = []
+    count = 0
+    for version in plan.versions:
+        own = chunks.get((version["document_id"], version["version_seq"]), [])
+        if rows and count + len(own) > CHUNK_BATCH:
+            groups.append((rows, count))
+            rows, count = [], 0
+        rows.append({"properties": version, "chunks": own})
+        count += len(own)
+    if rows:
+        groups.append((rows, count))
+    return groups
+
+
 async def _apply(tx: neo4j.AsyncManagedTransaction, namespace: str, plan: _BatchPlan) -> None:
+    if plan.moving:
+        moving = await fetch(
+            tx, queries.MOVING_CHUNK_TERMS, namespace=namespace, documents=plan.moving
+        )
+        moving_rows(moving, plan.text)
     if plan.set_embedder and plan.embedder is not None:
         await fetch(
             tx,
@@ -286,20 +303,19 @@ async def _apply(tx: neo4j.AsyncManagedTransaction, namespace: str, plan: _Batch
             embedder=plan.embedder.name,
             dimension=plan.embedder.dimension,
         )
-    if plan.versions:
-        await fetch(tx, queries.CREATE_VERSIONS, namespace=namespace, documents=plan.versions)
     if plan.rescoped:
         await fetch(
             tx, queries.SET_SCOPES_OF_ALL_VERSIONS, namespace=namespace, documents=plan.rescoped
         )
-    for start in range(0, len(plan.chunks), CHUNK_BATCH):
+    for group, chunk_count in _version_groups(plan):
         await fetch(
             tx,
-            queries.CREATE_CHUNKS,
+            queries.CREATE_VERSIONS_WITH_CHUNKS,
             namespace=namespace,
-            chunks=plan.chunks[start : start + CHUNK_BATCH],
+            documents=group,
+            chunk_count=chunk_count,
         )
-    await _adjust_scope_sets(tx, namespace, plan.deltas, plan.scopes_of)
+    await plan.text.apply(tx, namespace)
 
 
 async def delete_document(
@@ -346,10 +362,10 @@ async def delete_document(
         ):
             await fetch(tx, statement, namespace=namespace, node_ids=footprint["node_ids"])
     await fetch(tx, queries.DELETE_LONE_PENDING_NODES, namespace=namespace)
-    deltas: dict[str, int] = {}
-    for key in footprint["chunk_keys"]:
-        deltas[str(key)] = deltas.get(str(key), 0) - 1
-    await _adjust_scope_sets(tx, namespace, deltas, {})
+    deltas = TextDeltas()
+    for key, terms in zip(footprint["chunk_keys"], footprint["chunk_terms"], strict=True):
+        deltas.move(str(key), str(terms), -1)
+    await deltas.apply(tx, namespace)
     return int(footprint["versions"])
 
 

@@ -1,0 +1,89 @@
+"""Write-time full-text statistics: what visible BM25 needs, kept per scope set.
+
+Visible BM25 (:mod:`graphctx.store.bm25`) needs, over the caller's visible chunks, how many
+hold each query term (``n(t)``), and the count and total length of the visible chunks that
+match (``avgdl``). Every chunk belongs to exactly one ``ScopeSet`` (its document's scope set),
+so the sums are kept per scope set, in the transaction that writes, re-scopes or deletes the
+chunk:
+
+- ``ScopeSet.chunk_count`` and ``ScopeSet.total_length`` (sum of ``Chunk.length``);
+- ``(:TermCount {scope_set, term, chunks})``: how many chunks of the scope set hold ``term``.
+
+A read adds them up over the scope sets that intersect the caller's scopes: exact, and nothing
+hidden is counted. A batch's chunk changes are summed here, in Python (:class:`TextDeltas`),
+and written as one ``ADJUST_SCOPE_SETS`` and one ``ADJUST_TERM_COUNTS`` statement.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import neo4j
+
+from graphctx.store.neo4j import queries
+from graphctx.store.neo4j.rows import fetch
+
+__all__ = ["TextDeltas", "moving_rows", "term_length"]
+
+
+def term_length(terms: str) -> int:
+    """A chunk's BM25 length: its stored terms split at single spaces (as the read path
+    counted them before lengths were stored)."""
+    return len(terms.split(" "))
+
+
+@dataclass
+class TextDeltas:
+    """A batch's changes to the per-scope-set statistics, summed before they are written."""
+
+    chunks: Counter[str] = field(default_factory=Counter)
+    lengths: Counter[str] = field(default_factory=Counter)
+    terms: Counter[tuple[str, str]] = field(default_factory=Counter)
+    scopes_of: dict[str, list[str]] = field(default_factory=dict)
+
+    def move(self, key: str, terms: str, sign: int) -> None:
+        """One chunk with stored ``terms`` joins (``sign`` = 1) or leaves (-1) the set ``key``."""
+        self.chunks[key] += sign
+        self.lengths[key] += sign * term_length(terms)
+        for term in set(terms.split(" ")) - {""}:
+            self.terms[(key, term)] += sign
+
+    def scope_set_rows(self) -> list[dict[str, Any]]:
+        keys = sorted(set(self.chunks) | set(self.lengths))
+        return [
+            {
+                "key": key,
+                "chunks": self.chunks[key],
+                "length": self.lengths[key],
+                "scopes": self.scopes_of.get(key),
+            }
+            for key in keys
+            if self.chunks[key] or self.lengths[key]
+        ]
+
+    def term_count_rows(self) -> list[dict[str, Any]]:
+        return [
+            {"key": key, "term": term, "chunks": delta}
+            for (key, term), delta in sorted(self.terms.items())
+            if delta
+        ]
+
+    async def apply(self, tx: neo4j.AsyncManagedTransaction, namespace: str) -> None:
+        """Write the summed changes in the caller's transaction: two statements at most."""
+        sets = self.scope_set_rows()
+        if sets:
+            await fetch(tx, queries.ADJUST_SCOPE_SETS, namespace=namespace, deltas=sets)
+        counts = self.term_count_rows()
+        if counts:
+            await fetch(tx, queries.ADJUST_TERM_COUNTS, counts=counts)
+
+
+def moving_rows(rows: Sequence[Mapping[str, Any]], deltas: TextDeltas) -> None:
+    """``MOVING_CHUNK_TERMS`` rows: each chunk leaves its set and joins its new one."""
+    for row in rows:
+        terms = str(row["terms"])
+        deltas.move(str(row["key"]), terms, -1)
+        deltas.move(str(row["new_key"]), terms, 1)
