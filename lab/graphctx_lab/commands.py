@@ -60,7 +60,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
         print(f"wrote {os.fspath(out)}")
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    return run_bench(args.out, sizes=sizes, queries=args.queries, data=data)
+    return run_bench(
+        args.out, sizes=sizes, queries=args.queries, data=data, store_dir=args.store_dir
+    )
 
 
 def run_chaos_command(args: argparse.Namespace) -> int:

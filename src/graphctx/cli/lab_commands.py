@@ -60,6 +60,11 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         "--baseline", type=Path, help="cold, ingest: an older tree's src/ to time side by side"
     )
     bench.add_argument("--documents", type=int, default=1000, help="ingest: documents")
+    bench.add_argument(
+        "--store-dir",
+        type=Path,
+        help="store: keep each size's store file in this folder and reuse it on later runs",
+    )
 
 
 def add_chaos_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
