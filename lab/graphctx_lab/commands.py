@@ -61,7 +61,12 @@ def run_bench_command(args: argparse.Namespace) -> int:
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     return run_bench(
-        args.out, sizes=sizes, queries=args.queries, data=data, store_dir=args.store_dir
+        args.out,
+        sizes=sizes,
+        queries=args.queries,
+        data=data,
+        store_dir=args.store_dir,
+        ann=args.ann,
     )
 
 

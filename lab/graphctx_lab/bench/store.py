@@ -46,6 +46,7 @@ from graphctx.retrieve.authorize import CallerAssertedGrants
 from graphctx.store.records import Vector
 from graphctx.store.sqlite.store import SqliteGraphStore
 from graphctx_lab.bench.bare import BareBaseline, BareTimes
+from graphctx_lab.bench.store_ann import bench_ann
 from graphctx_lab.bench.store_corpus import BuiltStore, bench_documents, build_store, corpus_digest
 from graphctx_lab.bench.store_report import render_markdown, with_ratios
 
@@ -107,6 +108,7 @@ def run_bench(
     queries: int,
     data: Path | None = None,
     store_dir: Path | None = None,
+    ann: bool = False,
 ) -> int:
     from graphctx_lab.bench.on_neo4j.corpus import cache_dir, cached_vectors
 
@@ -127,7 +129,7 @@ def run_bench(
         with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
             entry = pool.submit(
                 _bench_size_in_process,
-                size, passages, vectors, questions, queries, embed_rate, store_dir,
+                size, passages, vectors, questions, queries, embed_rate, store_dir, ann,
             ).result()  # fmt: skip
         results["sizes"].append(entry)  # type: ignore[attr-defined]
         print(json.dumps(entry, indent=2))
@@ -147,9 +149,10 @@ def _bench_size_in_process(
     queries: int,
     embed_rate: float,
     store_dir: Path | None,
+    ann: bool,
 ) -> dict[str, object]:
     return asyncio.run(
-        _bench_size(size, passages, vectors, questions, queries, embed_rate, store_dir)
+        _bench_size(size, passages, vectors, questions, queries, embed_rate, store_dir, ann)
     )
 
 
@@ -176,6 +179,7 @@ async def _bench_size(
     queries: int,
     embed_rate: float,
     store_dir: Path | None,
+    ann: bool,
 ) -> dict[str, object]:
     rng = random.Random(SEED + size)
     embedder = UniversalSentenceEncoderEmbedder()
@@ -191,6 +195,11 @@ async def _bench_size(
         db_bytes = built.path.stat().st_size
         await store.close()
         bare = run_bare(built.path, provider.embedder, plan)
+        with_ann = None
+        if ann:
+            with_ann = await bench_ann(
+                built.path, BENCH_NAMESPACE, provider.embedder, plan, WARM_UP, _run_queries
+            )
     write_rate = built.write_chunks_per_s
     return with_ratios(
         {
@@ -209,6 +218,7 @@ async def _bench_size(
                 "fulltext_ms": percentiles([t.fulltext_ms for t in bare]),
                 "vector_ms": percentiles([t.vector_ms for t in bare]),
             },
+            **({} if with_ann is None else {"ann": with_ann}),
         }
     )
 

@@ -65,6 +65,11 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         type=Path,
         help="store: keep each size's store file in this folder and reuse it on later runs",
     )
+    bench.add_argument(
+        "--ann",
+        action="store_true",
+        help="store: also run with the approximate vector index (the ann extra); recall vs exact",
+    )
 
 
 def add_chaos_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
