@@ -46,6 +46,8 @@ __all__ = [
     "bench_documents",
     "build_store",
     "corpus_digest",
+    "corpus_plan",
+    "pair_vector",
 ]
 
 CORPUS_SCHEME = "passages-then-pairs-v1"  # change when the generator below changes
@@ -83,6 +85,31 @@ def _bench_document(
     return DocumentWrite(document, (NewChunk(0, 0, len(text), text, vector),), None)
 
 
+def corpus_plan(
+    passages: int, size: int, scope_count: int
+) -> Iterator[tuple[tuple[int, ...], int]]:
+    """(indexes of the passages it is made of, scope number) of each of ``size`` documents:
+    every passage once, then distinct ordered pairs."""
+    rng = random.Random(CORPUS_SEED)
+    for i in range(min(size, passages)):
+        yield (i,), rng.randrange(scope_count)
+    seen: set[tuple[int, int]] = set()
+    made = passages
+    while made < size:
+        a, b = rng.sample(range(passages), 2)
+        if (a, b) in seen:
+            continue
+        seen.add((a, b))
+        yield (a, b), rng.randrange(scope_count)
+        made += 1
+
+
+def pair_vector(a: Vector, b: Vector) -> Vector:
+    total = np.asarray(a, dtype=np.float32) + np.asarray(b, dtype=np.float32)
+    unit: Vector = np.asarray(total / np.linalg.norm(total), dtype=np.float32)
+    return unit
+
+
 def bench_documents(
     namespace: str,
     passages: list[tuple[str, str, str]],
@@ -91,28 +118,16 @@ def bench_documents(
     scope_count: int,
 ) -> Iterator[DocumentWrite]:
     """``size`` documents: (key, title, text) passages once each, then distinct pairs."""
-    rng = random.Random(CORPUS_SEED)
-    n = len(passages)
-    for i in range(min(size, n)):
-        key, title, text = passages[i]
-        yield _bench_document(
-            namespace, f"{key}-{i}", title, text, f"s{rng.randrange(scope_count)}", vectors[i]
-        )
-    seen: set[tuple[int, int]] = set()
-    i = n
-    while i < size:
-        a, b = rng.sample(range(n), 2)
-        if (a, b) in seen:
+    for i, (parts, scope) in enumerate(corpus_plan(len(passages), size, scope_count)):
+        if len(parts) == 1:
+            key, title, text = passages[i]
+            yield _bench_document(namespace, f"{key}-{i}", title, text, f"s{scope}", vectors[i])
             continue
-        seen.add((a, b))
-        total = np.asarray(vectors[a], dtype=np.float32) + np.asarray(vectors[b], dtype=np.float32)
-        unit: Vector = np.asarray(total / np.linalg.norm(total), dtype=np.float32)
+        a, b = parts
         title = f"{passages[a][1]} / {passages[b][1]}"
         text = f"{passages[a][2]}\n\n{passages[b][2]}"
-        yield _bench_document(
-            namespace, f"pair-{i}", title, text, f"s{rng.randrange(scope_count)}", unit
-        )
-        i += 1
+        vector = pair_vector(vectors[a], vectors[b])
+        yield _bench_document(namespace, f"pair-{i}", title, text, f"s{scope}", vector)
 
 
 def corpus_digest(embedder: str, passages: list[tuple[str, str, str]], size: int) -> str:

@@ -208,6 +208,22 @@ class AnnVectors:
         """(chunk rowid, exact cosine) of the best visible rows found by the index, ties by
         lower rowid; None when the exact scan should answer (small visible set, no index
         yet). ``conn`` must be in the read snapshot ``data`` was read at."""
+        q = np.asarray(query, dtype=np.float32)
+        found = self.candidates(conn, namespace, data, q, scopes, limit)
+        return None if found is None else _rescored(conn, found, q, limit)
+
+    def candidates(
+        self,
+        conn: sqlite3.Connection | None,
+        namespace: str,
+        data: NamespaceMatrix,
+        query: F32,
+        scopes: frozenset[str],
+        limit: int,
+    ) -> Int64Array | None:
+        """Row ids of ``oversample * limit`` visible candidates, not yet re-scored; None as
+        for :meth:`top_k`. Without ``conn`` the index must already be at ``data``'s
+        generation (nothing to refresh from)."""
         groups = data.visible_groups(scopes)
         count = sum(g.size for g in groups)
         if count < max(1, self.settings.min_visible_rows) or limit <= 0:
@@ -219,11 +235,10 @@ class AnnVectors:
         k = min(count, self.settings.oversample * limit)
         with entry.lock:
             if data.generation > entry.generation:
+                if conn is None:
+                    raise ValueError("the index is older than the matrix: pass a connection")
                 _refresh(conn, entry, data)
-            found = entry.index.candidates(
-                np.asarray(query, dtype=np.float32), allowed, k, self.settings.nprobe
-            )
-        return _rescored(conn, found, np.asarray(query, dtype=np.float32), limit)
+            return entry.index.candidates(query, allowed, k, self.settings.nprobe)
 
 
 def _sample(data: NamespaceMatrix, wanted: int) -> F32:
