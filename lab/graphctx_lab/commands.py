@@ -31,6 +31,11 @@ def run_bench_command(args: argparse.Namespace) -> int:
             os.environ.setdefault("NEO4J_URI", store)
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
         return run_neo4j_bench(args.out, sizes, args.queries, data)
+    if args.what == "vectors":
+        from graphctx_lab.bench.vector_scale import run_vector_bench
+
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+        return run_vector_bench(args.out, sizes=sizes, queries=args.queries, data=data)
     if args.what == "entities":
         from graphctx_lab.bench.entities import run_entity_bench
 
@@ -63,7 +68,14 @@ def run_bench_command(args: argparse.Namespace) -> int:
         print(f"wrote {os.fspath(out)}")
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    return run_bench(args.out, sizes=sizes, queries=args.queries, data=data)
+    return run_bench(
+        args.out,
+        sizes=sizes,
+        queries=args.queries,
+        data=data,
+        store_dir=args.store_dir,
+        ann=args.ann,
+    )
 
 
 def run_chaos_command(args: argparse.Namespace) -> int:

@@ -45,6 +45,7 @@ EXTRAS: Final = {
             ),
         ),
         Extra("neo4j", "the Neo4j backend", ("neo4j",)),
+        Extra("ann", "the approximate vector index (SqliteGraphStore ann=)", ("faiss",)),
         Extra("completion", "shell completion (graphctx completion)", ("shtab",)),
         Extra("client", "the HTTP client (graphctx.client)", ("httpx",)),
         Extra("langchain", "the LangChain retriever", ("langchain_core",)),

@@ -1,24 +1,28 @@
-"""``graphctx bench``: ingest throughput and retrieval latency at 10k and 100k chunks.
+"""``graphctx bench``: ingest throughput and retrieval latency at 10k, 100k and 1M chunks.
 
-Corpus: the real passages under the shared data folder (multi-hop QA corpora and Korean
-statutes, ~9.5k unique passages), cycled with fresh document ids up to each size and spread
-over ``SCOPE_COUNT`` scopes so every query runs the ACL pre-filter. Queries: the datasets'
-own questions (English and Korean), asked by principals holding 1 to 3 random scopes.
+Corpus (:mod:`.store_corpus`): the real passages under the shared data folder (multi-hop QA
+corpora and Korean statutes, ~9.5k unique passages) once each, then synthetic distractors
+(two real passages concatenated, vector the normalised sum of their vectors) up to each
+size, spread over ``SCOPE_COUNT`` scopes so every query runs the ACL pre-filter. Queries: the
+datasets' own questions (English and Korean), asked by principals holding 1 to 3 random
+scopes.
 
-Each unique passage is embedded once (the measured embedding rate is reported); repeated
-passages reuse that vector, so the store write rate is measured separately and the
-end-to-end ingest rate is derived from both: 1 / (1/embed + 1/write).
+Each unique passage is embedded once (the measured embedding rate is reported, and the
+vectors are cached between runs); distractors reuse those vectors, so the store write rate
+is measured separately and the end-to-end ingest rate is derived from both:
+1 / (1/embed + 1/write). ``--store-dir`` keeps each size's store file and reuses it.
 
-Each size also runs the bare baseline (:mod:`.bare`) on the same file and the same queries,
-right after graphctx, and reports graphctx's latency over it; ``bench.md`` puts every size's
-figures side by side (:mod:`.store_report`).
+Each size runs in a process of its own (its peak RSS is its own), and also runs the bare
+baseline (:mod:`.bare`) on the same file and the same queries, right after graphctx, and
+reports graphctx's latency over it; ``bench.md`` puts every size's figures side by side
+(:mod:`.store_report`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
+import multiprocessing
 import os
 import platform
 import random
@@ -26,6 +30,7 @@ import resource
 import statistics
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,15 +43,23 @@ from graphctx.embed.port import Embedder
 from graphctx.errors import ConfigurationError
 from graphctx.provider import ContextProvider
 from graphctx.retrieve.authorize import CallerAssertedGrants
-from graphctx.store.records import DocumentDates, NewChunk, NewDocument, Vector
+from graphctx.store.records import Vector
 from graphctx.store.sqlite.store import SqliteGraphStore
 from graphctx_lab.bench.bare import BareBaseline, BareTimes
+from graphctx_lab.bench.store_ann import bench_ann
+from graphctx_lab.bench.store_corpus import BuiltStore, bench_documents, build_store, corpus_digest
 from graphctx_lab.bench.store_report import render_markdown, with_ratios
 
 SCOPE_COUNT = 10
 BENCH_NAMESPACE = "bench"
 EMBED_BATCH = 256
 SEED = 20261129
+CORPUS_NOTE = (
+    "the shared corpora's real passages once each with their real USE vectors, then synthetic"
+    " distractors: two different real passages concatenated, vector the normalised sum of"
+    " their two USE vectors (not an embedding of the text); one chunk and one of"
+    f" {SCOPE_COUNT} random scopes per document"
+)
 
 
 @dataclass(frozen=True)
@@ -88,20 +101,36 @@ def load_passages(data: Path) -> tuple[list[Passage], list[str]]:
     return passages, questions
 
 
-def run_bench(out: Path, *, sizes: list[int], queries: int, data: Path | None = None) -> int:
+def run_bench(
+    out: Path,
+    *,
+    sizes: list[int],
+    queries: int,
+    data: Path | None = None,
+    store_dir: Path | None = None,
+    ann: bool = False,
+) -> int:
+    from graphctx_lab.bench.on_neo4j.corpus import cache_dir, cached_vectors
+
     passages, questions = load_passages(data or default_data_dir())
     embedder = UniversalSentenceEncoderEmbedder()
-    vectors, embed_rate = embed_unique(embedder, passages)
+    vectors, embed_rate = cached_vectors(embedder, passages, cache_dir())
     out.mkdir(parents=True, exist_ok=True)
     results = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "embedder": embedder.name,
         "unique_passages": len(passages),
         "embed_chunks_per_s": round(embed_rate, 1),
+        "corpus": CORPUS_NOTE,
         "sizes": [],
     }
     for size in sizes:
-        entry = asyncio.run(_bench_size(size, passages, vectors, questions, queries, embed_rate))
+        # one process per size: its peak RSS is that size's alone
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            entry = pool.submit(
+                _bench_size_in_process,
+                size, passages, vectors, questions, queries, embed_rate, store_dir, ann,
+            ).result()  # fmt: skip
         results["sizes"].append(entry)  # type: ignore[attr-defined]
         print(json.dumps(entry, indent=2))
     target = out / "bench.json"
@@ -110,6 +139,21 @@ def run_bench(out: Path, *, sizes: list[int], queries: int, data: Path | None = 
     table.write_text(render_markdown(results), encoding="utf-8")
     print(f"wrote {target} and {table}")
     return 0
+
+
+def _bench_size_in_process(
+    size: int,
+    passages: list[Passage],
+    vectors: list[Vector],
+    questions: list[str],
+    queries: int,
+    embed_rate: float,
+    store_dir: Path | None,
+    ann: bool,
+) -> dict[str, object]:
+    return asyncio.run(
+        _bench_size(size, passages, vectors, questions, queries, embed_rate, store_dir, ann)
+    )
 
 
 def embed_unique(
@@ -134,32 +178,34 @@ async def _bench_size(
     questions: list[str],
     queries: int,
     embed_rate: float,
+    store_dir: Path | None,
+    ann: bool,
 ) -> dict[str, object]:
     rng = random.Random(SEED + size)
     embedder = UniversalSentenceEncoderEmbedder()
     with tempfile.TemporaryDirectory(prefix="graphctx-bench-") as tmp:
-        store = SqliteGraphStore(Path(tmp) / "bench.sqlite")
+        built = await bench_store(Path(tmp) if store_dir is None else store_dir, size,
+                                  passages, vectors, embedder.name)  # fmt: skip
+        store = SqliteGraphStore(built.path)
         await store.open()
-        started = time.perf_counter()
-        for i in range(size):
-            p = passages[i % len(passages)]
-            scope = f"s{rng.randrange(SCOPE_COUNT)}"
-            await store.write_document(  # under the embedder's name: the provider checks it
-                _document(p, i, scope), [_chunk(p, vectors[i % len(passages)])], embedder.name
-            )
-        write_s = time.perf_counter() - started
-        write_rate = size / write_s
         provider = ContextProvider(store, embedder, default_token_counter(), CallerAssertedGrants())
         plan = query_plan(questions, queries, rng)
         latencies, stages = await _run_queries(provider, plan)
         peak_rss_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-        db_bytes = (Path(tmp) / "bench.sqlite").stat().st_size
+        db_bytes = built.path.stat().st_size
         await store.close()
-        bare = run_bare(Path(tmp) / "bench.sqlite", provider.embedder, plan)
+        bare = run_bare(built.path, provider.embedder, plan)
+        with_ann = None
+        if ann:
+            with_ann = await bench_ann(
+                built.path, BENCH_NAMESPACE, provider.embedder, plan, WARM_UP, _run_queries
+            )
+    write_rate = built.write_chunks_per_s
     return with_ratios(
         {
             "chunks": size,
             "store_write_chunks_per_s": round(write_rate, 1),
+            "store_reused": built.reused,
             "ingest_chunks_per_s_derived": round(1 / (1 / embed_rate + 1 / write_rate), 1),
             "queries": len(latencies),
             "retrieve_ms": percentiles(latencies),
@@ -172,8 +218,19 @@ async def _bench_size(
                 "fulltext_ms": percentiles([t.fulltext_ms for t in bare]),
                 "vector_ms": percentiles([t.vector_ms for t in bare]),
             },
+            **({} if with_ann is None else {"ann": with_ann}),
         }
     )
+
+
+async def bench_store(
+    folder: Path, size: int, passages: list[Passage], vectors: list[Vector], embedder: str
+) -> BuiltStore:
+    """The ``size``-chunk bench store under ``folder``: built, or reused when a run left it."""
+    triples = [(p.key, p.title, p.text) for p in passages]
+    path = folder / f"store-{size}-{corpus_digest(embedder, triples, size)}.sqlite"
+    documents = bench_documents(BENCH_NAMESPACE, triples, vectors, size, SCOPE_COUNT)
+    return await build_store(path, documents, size, BENCH_NAMESPACE, embedder)
 
 
 WARM_UP = 5  # first queries load the vector matrix; not measured
@@ -229,25 +286,3 @@ def percentiles(values: list[float]) -> dict[str, float]:
         return {}
     cuts = statistics.quantiles(values, n=100, method="inclusive")
     return {"p50": round(cuts[49], 2), "p95": round(cuts[94], 2), "max": round(max(values), 2)}
-
-
-def _document(p: Passage, i: int, scope: str) -> NewDocument:
-    digest = hashlib.sha256(p.text.encode("utf-8")).hexdigest()
-    return NewDocument(
-        namespace=BENCH_NAMESPACE,
-        document_id=f"{p.key}-{i}",
-        source_uri=f"bench://{p.key}/{i}",
-        scopes=frozenset({scope}),
-        source_version="1",
-        title=p.title,
-        media_type="record",
-        text=p.text,
-        dates=DocumentDates(),
-        declared_superseded_by=None,
-        content_hash=digest,
-        metadata_hash=digest,
-    )
-
-
-def _chunk(p: Passage, vector: Vector) -> NewChunk:
-    return NewChunk(0, 0, len(p.text), p.text, vector)

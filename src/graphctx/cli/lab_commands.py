@@ -36,12 +36,23 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     bench.add_argument(
         "what",
         nargs="?",
-        choices=["store", "lexical", "http", "entities", "neo4j", "cold", "llm", "ingest"],
+        choices=[
+            "store",
+            "vectors",
+            "lexical",
+            "http",
+            "entities",
+            "neo4j",
+            "cold",
+            "llm",
+            "ingest",
+        ],
         default="store",
         help="neo4j: graphctx vs neo4j-graphrag on one server (NEO4J_URI, or one it starts);"
         " cold: import and cold-CLI times in fresh processes; llm: the optional LLM stages\x27"
         " added latency against a local recorded chat server;"
-        " ingest: chunks/s of embedder, store and end to end on both backends",
+        " ingest: chunks/s of embedder, store and end to end on both backends;"
+        " vectors: the vector stage alone up to 1M chunks, exact scan vs the ANN index",
     )
     bench.add_argument(
         "--out",
@@ -66,6 +77,16 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         "--baseline", type=Path, help="cold, ingest: an older tree's src/ to time side by side"
     )
     bench.add_argument("--documents", type=int, default=1000, help="ingest: documents")
+    bench.add_argument(
+        "--store-dir",
+        type=Path,
+        help="store: keep each size's store file in this folder and reuse it on later runs",
+    )
+    bench.add_argument(
+        "--ann",
+        action="store_true",
+        help="store: also run with the approximate vector index (the ann extra); recall vs exact",
+    )
 
 
 def add_chaos_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

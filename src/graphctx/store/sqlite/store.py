@@ -51,6 +51,7 @@ from graphctx.store.records import (
     page_starts_of,
 )
 from graphctx.store.sqlite import fulltext, graph, schema
+from graphctx.store.sqlite.ann import AnnSettings, AnnVectors, BuildReport
 from graphctx.store.sqlite.namespace_stats import StatsCache
 from graphctx.store.sqlite.snapshot import one_snapshot
 from graphctx.store.sqlite.vectors import VectorCache, top_k_visible
@@ -99,11 +100,14 @@ def _parse(value: str | None) -> datetime | None:
 
 
 class SqliteGraphStore:
-    """The embedded store. ``path`` is the database file; it is created on ``open()``."""
+    """The embedded store. ``path`` is the database file; it is created on ``open()``.
+
+    ``ann``: also keep an approximate vector index per large namespace (:mod:`.ann`, the
+    ``ann`` extra); without it every vector search is the exact scan."""
 
     name = "sqlite"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, ann: AnnSettings | None = None) -> None:
         self.path = path
         self._local = threading.local()
         self._write_lock = threading.Lock()
@@ -111,6 +115,7 @@ class SqliteGraphStore:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._vectors = VectorCache()
+        self._ann = None if ann is None else AnnVectors(ann)
         self._stats = StatsCache()
         self._opened = False
 
@@ -152,6 +157,8 @@ class SqliteGraphStore:
             self._writer = None
         self._local = threading.local()
         self._vectors.clear()
+        if self._ann is not None:
+            self._ann.clear()
         self._stats.clear()
         self._opened = False
 
@@ -310,11 +317,29 @@ class SqliteGraphStore:
                 )
             if time.monotonic() > deadline:
                 raise StageTimeout("vector search passed its deadline")
-            best = top_k_visible(data, vector, scopes, limit)
+            best = None
+            if self._ann is not None:
+                best = self._ann.top_k(conn, namespace, data, vector, scopes, limit)
+            if best is None:
+                best = top_k_visible(data, vector, scopes, limit)
             ids = _chunk_ids(conn, [rowid for rowid, _ in best])
             return [ChunkHit(ids[rowid], score) for rowid, score in best]
 
         return await self._read(work, deadline)
+
+    async def build_vector_index(self, namespace: str) -> BuildReport:
+        """Build ``namespace``'s approximate index now (a store opened with ``ann``); else
+        its first large search starts the build and the exact scan answers until it ends."""
+        ann = self._ann
+        if ann is None:
+            raise ConfigurationError("the store was opened without an approximate index (ann=)")
+
+        def work(conn: sqlite3.Connection) -> BuildReport:
+            return ann.build(
+                namespace, self._vectors.matrix_for(conn, namespace, _generation(conn))
+            )
+
+        return await self._read(work, None)
 
     async def search_candidates(
         self,
