@@ -66,7 +66,8 @@ class MinHashSignature:
             raise ValueError("signatures of different lengths")
         # The packer compares every candidate with every packed block: count in C, not in a
         # Python loop (5x faster; the same count).
-        return sum(map(operator.eq, self.values, other.values)) / len(self.values)
+        same: int = sum(map(operator.eq, self.values, other.values))
+        return same / len(self.values)
 
 
 @functools.lru_cache(maxsize=SIGNATURE_CACHE_ENTRIES)
