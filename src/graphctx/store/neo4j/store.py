@@ -800,10 +800,13 @@ class Neo4jGraphStore:
         if not keys or not scopes:
             return []
 
-        async def work(tx: neo4j.AsyncTransaction) -> list[EntityMatch]:
-            return await graph.lookup_entities(tx, namespace, keys, scopes, limit)
-
-        return await self._read(work, deadline, "entity lookup")
+        rows = await self._read_rows(
+            queries.LOOKUP_ENTITIES_WITH_COUNTS,
+            graph.lookup_parameters(namespace, keys, scopes, limit),
+            deadline,
+            "entity lookup",
+        )
+        return graph.entity_matches(rows)
 
     async def describe_nodes(
         self, namespace: str, node_ids: Sequence[str], scopes: frozenset[str], deadline: float
