@@ -52,6 +52,13 @@ def render_markdown(results: dict[str, Any]) -> str:
             f" | {ingest['port_write_chunks_per_s']}; {ingest['ingest_chunks_per_s_derived']};"
             f" {ingest['bulk_chunks_per_s']} |"
         )
+    trips = [
+        f"{entry['chunks']:,}: {entry['round_trips_per_retrieval']['mean']}"
+        for entry in results["sizes"]
+        if "round_trips_per_retrieval" in entry
+    ]
+    if trips:
+        lines += ["", "graphctx network round trips per retrieval (mean): " + "; ".join(trips)]
     return "\n".join(lines)
 
 

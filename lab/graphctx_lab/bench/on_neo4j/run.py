@@ -84,6 +84,7 @@ from graphctx_lab.bench.on_neo4j.corpus import (
 from graphctx_lab.bench.on_neo4j.graphrag import graphrag_systems, graphrag_version, import_graphrag
 from graphctx_lab.bench.on_neo4j.measure import measure
 from graphctx_lab.bench.on_neo4j.report import render_markdown
+from graphctx_lab.bench.on_neo4j.round_trips import count_round_trips
 from graphctx_lab.bench.on_neo4j.systems import TOP_K
 from graphctx_lab.bench.store import SCOPE_COUNT, load_passages
 from graphctx_lab.neo4j_launcher import Neo4jUnavailable, running_neo4j
@@ -238,6 +239,9 @@ async def _bench_sizes(
                 "ingest": ingest,
             }
             entry.update(await measure(provider, systems, corpus[:size], questions, count, size))
+            entry["round_trips_per_retrieval"] = await count_round_trips(
+                target.uri, target.auth, target.database, questions
+            )
             entries.append(entry)
             print(json.dumps({"chunks": size, "ingest": ingest}), flush=True)
         return entries

@@ -159,34 +159,30 @@ async def neighbourhood(
     return await walk.run_async(walk.neighbourhood(node_ids, policy, deadline), answers)
 
 
-async def lookup_entities(
-    tx: neo4j.AsyncTransaction,
-    namespace: str,
-    keys: Sequence[str],
-    scopes: frozenset[str],
-    limit: int,
-) -> list[EntityMatch]:
-    params = {"namespace": namespace, "scopes": sorted(scopes)}
-    result = await tx.run(
-        queries.LOOKUP_ENTITIES, {**params, "keys": sorted(set(keys)), "limit": limit}
-    )
-    found = [record.data() async for record in result]
-    if not found:
-        return []
-    result = await tx.run(
-        queries.RELATION_COUNTS,
-        {**params, "ids": sorted({str(r["node_id"]) for r in found}), "cap": RELATION_COUNT_CAP},
-    )
-    counts = {str(r["node_id"]): int(r["relation_count"]) async for r in result}
+def lookup_parameters(
+    namespace: str, keys: Sequence[str], scopes: frozenset[str], limit: int
+) -> dict[str, object]:
+    """The parameters of ``queries.LOOKUP_ENTITIES_WITH_COUNTS``."""
+    return {
+        "namespace": namespace,
+        "scopes": sorted(scopes),
+        "keys": sorted(set(keys)),
+        "limit": limit,
+        "cap": RELATION_COUNT_CAP,
+    }
+
+
+def entity_matches(rows: Iterable[Row]) -> list[EntityMatch]:
+    """``queries.LOOKUP_ENTITIES_WITH_COUNTS``' rows as matches, in their order."""
     return [
         EntityMatch(
             str(r["node_id"]),
             NodeKind(str(r["kind"])),
             _opt(r["node_type"]),
             str(r["key"]),
-            counts[str(r["node_id"])],
+            int(r["relation_count"]),
         )
-        for r in found
+        for r in rows
     ]
 
 

@@ -804,22 +804,18 @@ MATCH (d:Document)-[:HAS_CHUNK]->(c)
 RETURN c.chunk_id AS chunk_id, c.seq AS row, d.is_latest AS is_latest
 """
 
-LOOKUP_ENTITIES: Final = f"""
+# Visible nodes named by one of $keys (through a visible declaration of the key), in one
+# statement (one round trip), each with its capped count of visible relations with a visible
+# other end plus visible chunks that mention it.
+LOOKUP_ENTITIES_WITH_COUNTS: Final = f"""
 MATCH (name:Name {{namespace: $namespace}})
 WHERE name.key IN $keys
 MATCH (name)-[:NAMES]->(k:Knowledge)
 WHERE {_node_visible("k")} AND {_key_visible("name.key", "k")}
-RETURN name.key AS key, k.node_id AS node_id, k.kind AS kind, {_shown_type("k")} AS node_type
+WITH name.key AS key, k, k.node_id AS node_id, k.kind AS kind, {_shown_type("k")} AS node_type
 ORDER BY key, node_id
 LIMIT $limit
-"""
-
-# Visible relations with a visible other end, plus visible chunks that mention the node,
-# each capped.
-RELATION_COUNTS: Final = f"""
-UNWIND $ids AS node_id
-MATCH (k:Knowledge {{namespace: $namespace, node_id: node_id}})
-RETURN node_id,
+RETURN key, node_id, kind, node_type,
        size(COLLECT {{
            MATCH (k)-[r]->(far:Knowledge)
            WHERE {RELATION_VISIBLE} AND {_node_visible("far")}
@@ -833,6 +829,7 @@ RETURN node_id,
            WHERE {CHUNK_VISIBLE}
            RETURN s LIMIT $cap
        }}) AS relation_count
+ORDER BY key, node_id
 """
 
 DESCRIBE_NODES: Final = f"""

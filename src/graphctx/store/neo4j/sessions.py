@@ -12,6 +12,11 @@ Why every bound is set, and where:
   an outage). When the client bound fires, the task is cancelled;
   the driver then closes the connection it held without another round trip (a cancelled
   connection is never returned to the pool), so the next request starts clean.
+- A read of one statement (:func:`bounded_statement`) is an auto-commit transaction in READ
+  access mode with the same server-side timeout: RUN and PULL leave in one write and come
+  back in one answer, so it costs one network round trip, where an explicit transaction costs
+  three (BEGIN, RUN+PULL, ROLLBACK). The server enforces the access mode on it as on an explicit
+  READ transaction (``tests/integration/test_neo4j_read_path.py``).
 - Reads never retry: a retry after a failure would spend time the caller did not give. The
   failure goes up typed (:mod:`.failures`), and the caller's retry policy decides.
 - Writes are managed transactions the driver retries on transient failures (a leader switch,
@@ -26,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Final, TypeVar
+from typing import Any, Final, LiteralString, TypeVar
 
 import neo4j
 
@@ -43,6 +48,7 @@ __all__ = [
     "ReadWork",
     "WriteWork",
     "bounded_read",
+    "bounded_statement",
     "bounded_write",
     "new_driver",
 ]
@@ -110,6 +116,38 @@ async def bounded_read(
                 )
                 async with tx:
                     return await work(tx)
+    except TimeoutError as exc:
+        raise StageTimeout(f"{action} passed its deadline") from exc
+    except DRIVER_FAILURES as exc:
+        raise as_graphctx_error(exc, action) from exc
+
+
+async def bounded_statement(
+    driver: neo4j.AsyncDriver,
+    database: str,
+    query: LiteralString,
+    parameters: dict[str, Any],
+    budget_s: float,
+    *,
+    grace_s: float,
+    action: str,
+) -> list[dict[str, Any]]:
+    """The rows of one statement, run as one READ auto-commit transaction that cannot outlive
+    ``budget_s`` (+ ``grace_s``): one round trip. Raises as :func:`bounded_read` does."""
+    if budget_s <= 0:
+        raise StageTimeout(f"{action}: the deadline passed before the query started")
+    statement = neo4j.Query(
+        query, metadata=dict(TX_METADATA), timeout=max(budget_s, MIN_TX_TIMEOUT_S)
+    )
+    try:
+        async with asyncio.timeout(budget_s + grace_s):
+            async with driver.session(
+                database=database,
+                default_access_mode=neo4j.READ_ACCESS,
+                connection_acquisition_timeout=budget_s + 2 * grace_s,
+            ) as session:
+                result = await session.run(statement, parameters)
+                return [record.data() async for record in result]
     except TimeoutError as exc:
         raise StageTimeout(f"{action} passed its deadline") from exc
     except DRIVER_FAILURES as exc:

@@ -68,6 +68,7 @@ from graphctx.store.neo4j.sessions import (
     ReadWork,
     WriteWork,
     bounded_read,
+    bounded_statement,
     bounded_write,
     new_driver,
 )
@@ -268,6 +269,27 @@ class Neo4jGraphStore:
             reader, self.database, work, budget, grace_s=self.client_grace_s, action=action
         )
 
+    async def _read_rows(
+        self,
+        query: str,
+        parameters: dict[str, Any],
+        deadline: float | None,
+        action: str = "read",
+    ) -> list[dict[str, Any]]:
+        """One statement's rows in one READ auto-commit transaction bounded as ``_read``:
+        one round trip instead of an explicit transaction's three (:mod:`.sessions`)."""
+        reader = self._require(self._reader)
+        budget = DEFAULT_READ_TIMEOUT_S if deadline is None else deadline - time.monotonic()
+        return await bounded_statement(
+            reader,
+            self.database,
+            query,
+            parameters,
+            budget,
+            grace_s=self.client_grace_s,
+            action=action,
+        )
+
     async def _write(self, work: WriteWork[T], action: str) -> T:
         """Run ``work`` in one managed write transaction (retried on transient errors)."""
         writer = self._require(self._writer)
@@ -287,7 +309,7 @@ class Neo4jGraphStore:
         The server refuses writes here (``InvalidRequestError`` code ``read_only_violation``).
         This is the only way to run Cypher that graphctx did not write; guard it above.
         """
-        return await self._read(lambda tx: fetch(tx, query, **parameters), deadline, "query")
+        return await self._read_rows(query, dict(parameters), deadline, "query")
 
     # --- generated statements (Text2Cypher): guard them above, see retrieve/text2cypher -----
     async def explain_read(
@@ -519,12 +541,8 @@ class Neo4jGraphStore:
             )
 
         try:
-            row, views = await self._read(
-                lambda tx: self._candidate_row(
-                    tx, namespace, lucene, terms, query_vector_list, scopes, limit
-                ),
-                deadline,
-                "candidate search",
+            row, views = await self._candidate_row(
+                namespace, lucene, terms, query_vector_list, scopes, limit, deadline
             )
         except StageTimeout:
             return settled(timed_out())
@@ -538,26 +556,26 @@ class Neo4jGraphStore:
 
     async def _candidate_row(
         self,
-        tx: neo4j.AsyncTransaction,
         namespace: str,
         lucene: str | None,
         terms: list[str],
         vector: list[float] | None,
         scopes: frozenset[str],
         limit: int,
+        deadline: float,
     ) -> tuple[dict[str, Any], tuple[ChunkView, ...]]:
-        row = await fetch_one(
-            tx,
+        """The candidate statement, alone in its READ transaction: one round trip."""
+        (row,) = await self._read_rows(
             queries.CANDIDATE_SEARCH,
-            **self._candidate_parameters(namespace, lucene, terms, vector, scopes, limit),
+            self._candidate_parameters(namespace, lucene, terms, vector, scopes, limit),
+            deadline,
+            "candidate search",
         )
-        assert row is not None, "the statement always returns one row"
         if lucene is not None and row["unmigrated"]:
             raise ConfigurationError(
                 "this graph has no full-text statistics yet (written by an older graphctx):"
                 " run `graphctx neo4j init` to add them"
-            )
-        wanted = [h.chunk_id for h in self._lexical_hits(row, limit)]
+            )        wanted = [h.chunk_id for h in self._lexical_hits(row, limit)]
         if vector is not None and self._dimension_matches(row, len(vector)):
             wanted += [str(h["chunk_id"]) for h in row["vector_hits"]]
         # Python's hits are among the rows the statement read views for (lexical_top and the
@@ -654,18 +672,14 @@ class Neo4jGraphStore:
         if not chunk_ids or not scopes:
             return []
 
-        async def work(tx: neo4j.AsyncTransaction) -> list[ChunkView]:
-            rows = await fetch(
-                tx,
-                queries.FETCH_CHUNKS,
-                namespace=namespace,
-                chunk_ids=list(dict.fromkeys(chunk_ids)),
-                scopes=sorted(scopes),
-            )
-            views = {str(row["chunk_id"]): chunk_view(row) for row in rows}
-            return [views[cid] for cid in chunk_ids if cid in views]
-
-        return await self._read(work, deadline, "fetch chunks")
+        parameters = {
+            "namespace": namespace,
+            "chunk_ids": list(dict.fromkeys(chunk_ids)),
+            "scopes": sorted(scopes),
+        }
+        rows = await self._read_rows(queries.FETCH_CHUNKS, parameters, deadline, "fetch chunks")
+        views = {str(row["chunk_id"]): chunk_view(row) for row in rows}
+        return [views[cid] for cid in chunk_ids if cid in views]
 
     async def list_documents(self, namespace: str, scopes: frozenset[str]) -> list[DocumentSummary]:
         if not scopes:
@@ -775,10 +789,13 @@ class Neo4jGraphStore:
         if not keys or not scopes:
             return []
 
-        async def work(tx: neo4j.AsyncTransaction) -> list[EntityMatch]:
-            return await graph.lookup_entities(tx, namespace, keys, scopes, limit)
-
-        return await self._read(work, deadline, "entity lookup")
+        rows = await self._read_rows(
+            queries.LOOKUP_ENTITIES_WITH_COUNTS,
+            graph.lookup_parameters(namespace, keys, scopes, limit),
+            deadline,
+            "entity lookup",
+        )
+        return graph.entity_matches(rows)
 
     async def describe_nodes(
         self, namespace: str, node_ids: Sequence[str], scopes: frozenset[str], deadline: float
