@@ -575,7 +575,8 @@ class Neo4jGraphStore:
             raise ConfigurationError(
                 "this graph has no full-text statistics yet (written by an older graphctx):"
                 " run `graphctx neo4j init` to add them"
-            )        wanted = [h.chunk_id for h in self._lexical_hits(row, limit)]
+            )
+        wanted = [h.chunk_id for h in self._lexical_hits(row, limit)]
         if vector is not None and self._dimension_matches(row, len(vector)):
             wanted += [str(h["chunk_id"]) for h in row["vector_hits"]]
         # Python's hits are among the rows the statement read views for (lexical_top and the
