@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from graphctx.context.dedup import DuplicateFilter, drop_unusable_and_repeated
+from graphctx.context.delimiters import PrefixNeutraliser
 from graphctx.context.evidence import (
     DEFAULT_PACKING_POLICY,
     DropReason,
@@ -32,7 +33,7 @@ from graphctx.context.evidence import (
     PackResult,
 )
 from graphctx.context.minhash import MinHashSignature
-from graphctx.context.rendering import render_block
+from graphctx.context.rendering import render_neutralised_block
 from graphctx.context.tokens import TokenCounter
 from graphctx.context.truncation import fit_prefix
 from graphctx.contract import Freshness
@@ -46,14 +47,23 @@ _ROOM_REASONS = (DropReason.OVER_BUDGET, DropReason.TOO_SMALL, DropReason.MAX_BL
 
 @dataclass
 class _CachedCounter:
+    """Token counts and delimiter neutralisers, each computed once per text per packing."""
+
     counter: TokenCounter
     cache: dict[str, int] = field(default_factory=dict)
+    neutralisers: dict[str, PrefixNeutraliser] = field(default_factory=dict)
 
     def count(self, text: str) -> int:
         cached = self.cache.get(text)
         if cached is None:
             cached = self.cache[text] = self.counter.count(text)
         return cached
+
+    def neutraliser(self, text: str) -> PrefixNeutraliser:
+        found = self.neutralisers.get(text)
+        if found is None:
+            found = self.neutralisers[text] = PrefixNeutraliser(text)
+        return found
 
 
 @dataclass
@@ -126,11 +136,13 @@ def _fit_block(
         return DropReason.OVER_BUDGET
 
     costs: dict[int, int] = {}  # by prefix length: the last probe of fit_prefix is the cut
+    neutraliser = counter.neutraliser(item.text)  # every content below is a prefix of it
 
     def cost(content: str) -> int:
         known = costs.get(len(content))
         if known is None:
-            rendered = render_block(citation_id, content, item.freshness)
+            neutralised = neutraliser.prefix(len(content))
+            rendered = render_neutralised_block(citation_id, neutralised, item.freshness)
             known = costs[len(content)] = counter.count(rendered)
         return known
 
