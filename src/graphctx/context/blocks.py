@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from graphctx.context.delimiters import PrefixNeutraliser
 from graphctx.context.evidence import DropReason, PackableEvidence, PackedBlock, PackingPolicy
-from graphctx.context.rendering import render_block
+from graphctx.context.rendering import render_neutralised_block
 from graphctx.context.tokens import TokenCounter
 from graphctx.context.truncation import fit_prefix, safe_cut_points
 
@@ -22,16 +23,23 @@ E = TypeVar("E", bound=PackableEvidence)
 
 @dataclass
 class CachedCounter:
-    """A token counter that counts each distinct text once per packing call."""
+    """Token counts and delimiter neutralisers, each computed once per text per packing call."""
 
     counter: TokenCounter
     cache: dict[str, int] = field(default_factory=dict)
+    neutralisers: dict[str, PrefixNeutraliser] = field(default_factory=dict)
 
     def count(self, text: str) -> int:
         cached = self.cache.get(text)
         if cached is None:
             cached = self.cache[text] = self.counter.count(text)
         return cached
+
+    def neutraliser(self, text: str) -> PrefixNeutraliser:
+        found = self.neutralisers.get(text)
+        if found is None:
+            found = self.neutralisers[text] = PrefixNeutraliser(text)
+        return found
 
 
 def fit_block(
@@ -53,11 +61,13 @@ def fit_block(
     size = len(item.text) if longest is None else min(longest, len(item.text))
 
     costs: dict[int, int] = {}  # by prefix length: the last probe of fit_prefix is the cut
+    neutraliser = counter.neutraliser(item.text)  # every content below is a prefix of it
 
     def cost(content: str) -> int:
         known = costs.get(len(content))
         if known is None:
-            rendered = render_block(citation_id, content, item.freshness)
+            neutralised = neutraliser.prefix(len(content))
+            rendered = render_neutralised_block(citation_id, neutralised, item.freshness)
             known = costs[len(content)] = counter.count(rendered)
         return known
 

@@ -22,13 +22,19 @@ policy are enforced in code.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from typing import Final
 
-from graphctx.context.reading import read
+from graphctx.context.reading import Reading, read
 
-__all__ = ["ESCAPED_BRACKET", "ESCAPED_SQUARE_BRACKET", "neutralise_delimiters"]
+__all__ = [
+    "ESCAPED_BRACKET",
+    "ESCAPED_SQUARE_BRACKET",
+    "PrefixNeutraliser",
+    "neutralise_delimiters",
+]
 
 ESCAPED_BRACKET: Final = "&lt;"
 ESCAPED_SQUARE_BRACKET: Final = "&#91;"
@@ -42,6 +48,8 @@ _AFTER_ANGLE: Final = re.compile(
     rf"{_SPACE}(?:\||/?{_SPACE}(?:source|context|question)(?![a-z0-9_])"
     rf"|/?{_SPACE}(?:{_CHAT_WORDS}){_SPACE}[>|])"
 )
+_ASCII_ANGLE: Final = re.compile("<")
+_READ_BRACKET: Final = re.compile(r"[<\[]")
 _AFTER_SQUARE: Final = re.compile(
     rf"{_SPACE}/?{_SPACE}(?:inst|system_prompt|available_tools|tool_calls|tool_results"
     rf"|tool_content|sys){_SPACE}\]"
@@ -57,22 +65,61 @@ NEUTRALISED_CACHE: Final = 4_096  # texts, a few MB
 @functools.lru_cache(maxsize=NEUTRALISED_CACHE)
 def neutralise_delimiters(text: str) -> str:
     """``text`` as it may appear inside a source block: see the module docstring."""
-    escaped = {index: ESCAPED_BRACKET for index, char in enumerate(text) if char == "<"}
-    if not text.isascii() or "[" in text:
-        escaped.update(_look_alikes(text))
-    if not escaped:
-        return text
-    return "".join(escaped.get(index, char) for index, char in enumerate(text))
+    return PrefixNeutraliser(text).prefix(len(text))
 
 
-def _look_alikes(text: str) -> dict[int, str]:
-    """Brackets (other than ASCII ``<``) whose reading opens a tag or a control token."""
-    reading = read(text)
-    found: dict[int, str] = {}
-    for position, char in enumerate(reading.text):
-        source = reading.origin[position]
-        if char == "<" and text[source] != "<" and _AFTER_ANGLE.match(reading.text, position + 1):
-            found[source] = ESCAPED_BRACKET
-        elif char == "[" and _AFTER_SQUARE.match(reading.text, position + 1):
-            found[source] = ESCAPED_SQUARE_BRACKET
-    return found
+class PrefixNeutraliser:
+    """:func:`neutralise_delimiters` of any prefix of one text, the text read once.
+
+    Packing probes many prefixes of one chunk (:func:`~graphctx.context.truncation.fit_prefix`);
+    each used to read its prefix anew. A character's reading depends on that character alone
+    (:mod:`.reading`), so a prefix's reading is a prefix of the whole text's reading: only the
+    matching after each bracket is redone, on the prefix's reading, as for the prefix itself
+    (a tag cut off by the prefix's end is not one, and a word the end cuts short is a word).
+    """
+
+    __slots__ = ("_angles", "_brackets", "_reading", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._angles = [m.start() for m in _ASCII_ANGLE.finditer(text)]
+        self._reading: Reading | None = None  # read on first need
+        self._brackets: list[int] = []  # positions of "<" and "[" in the reading
+
+    def prefix(self, length: int) -> str:
+        """``neutralise_delimiters(text[:length])``."""
+        text = self._text[:length]
+        escaped = dict.fromkeys(
+            self._angles[: bisect.bisect_left(self._angles, length)], ESCAPED_BRACKET
+        )
+        if not text.isascii() or "[" in text:
+            escaped.update(self._look_alikes(text))
+        if not escaped:
+            return text
+        pieces: list[str] = []
+        at = 0
+        for index in sorted(escaped):
+            pieces.append(text[at:index])
+            pieces.append(escaped[index])
+            at = index + 1
+        pieces.append(text[at:])
+        return "".join(pieces)
+
+    def _look_alikes(self, text: str) -> dict[int, str]:
+        """Brackets (other than ASCII ``<``) whose reading of ``text`` (a prefix of the
+        whole) opens a tag or a control token."""
+        if self._reading is None:
+            self._reading = read(self._text)
+            self._brackets = [m.start() for m in _READ_BRACKET.finditer(self._reading.text)]
+        origin = self._reading.origin
+        end = bisect.bisect_left(origin, len(text))
+        reading = self._reading.text[:end]
+        found: dict[int, str] = {}
+        for position in self._brackets[: bisect.bisect_left(self._brackets, end)]:
+            source = origin[position]
+            char = reading[position]
+            if char == "<" and text[source] != "<" and _AFTER_ANGLE.match(reading, position + 1):
+                found[source] = ESCAPED_BRACKET
+            elif char == "[" and _AFTER_SQUARE.match(reading, position + 1):
+                found[source] = ESCAPED_SQUARE_BRACKET
+        return found

@@ -29,6 +29,7 @@ __all__ = [
     "render_block",
     "render_context",
     "render_messages",
+    "render_neutralised_block",
     "wrapper_tokens",
 ]
 
@@ -53,8 +54,13 @@ A source marked freshness="stale" has been superseded; say so if you rely on it.
 
 def render_block(citation_id: str, content: str, freshness: Freshness) -> str:
     """One source block, exactly as it appears in the context (its trailing newline included)."""
+    return render_neutralised_block(citation_id, neutralise_delimiters(content), freshness)
+
+
+def render_neutralised_block(citation_id: str, neutralised: str, freshness: Freshness) -> str:
+    """:func:`render_block` of a content whose ``neutralise_delimiters`` is ``neutralised``."""
     marker = "" if freshness is Freshness.CURRENT else f' freshness="{freshness.value}"'
-    return f'<source id="{citation_id}"{marker}>\n{neutralise_delimiters(content)}\n</source>\n'
+    return f'<source id="{citation_id}"{marker}>\n{neutralised}\n</source>\n'
 
 
 def _wrap_context(body: str) -> str:

@@ -22,11 +22,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+import numpy as np
+import numpy.typing as npt
+
 __all__ = [
     "BM25_B",
     "BM25_K1",
     "Candidate",
+    "CandidateTable",
     "PoolStatistics",
+    "best_rows",
     "rank_by_visible_bm25",
     "rank_with_statistics",
     "statistics_of",
@@ -77,18 +82,72 @@ def rank_with_statistics(
 ) -> list[tuple[str, float]]:
     """As :func:`rank_by_visible_bm25`, scoring ``candidates`` (any part of the pool) from the
     whole pool's statistics: the same scores as ranking the whole pool."""
-    if not candidates or limit <= 0 or pool.size == 0:
+    if not candidates:
+        return []
+    terms = len(candidates[0].frequencies)
+    table = CandidateTable(
+        [c.order for c in candidates],
+        np.fromiter((c.length for c in candidates), dtype=np.int64, count=len(candidates)),
+        np.array([c.frequencies for c in candidates], dtype=np.int64).reshape(-1, terms),
+    )
+    return [
+        (candidates[r].chunk_id, score)
+        for r, score in best_rows(table, pool, visible_chunks, limit)
+    ]
+
+
+@dataclass(frozen=True)
+class CandidateTable:
+    """:class:`Candidate` fields but the chunk id as columns: row ``r`` is one candidate."""
+
+    orders: Sequence[int | str] | npt.NDArray[np.int64]
+    lengths: npt.NDArray[np.int64]  # (rows,)
+    frequencies: npt.NDArray[np.int64]  # (rows, query terms)
+
+    def statistics(self) -> PoolStatistics:
+        """The pool statistics when the table is the whole pool."""
+        return PoolStatistics(
+            int(self.lengths.shape[0]),
+            int(self.lengths.sum()),
+            tuple(int(n) for n in (self.frequencies > 0).sum(axis=0).tolist()),
+        )
+
+
+def best_rows(
+    table: CandidateTable, pool: PoolStatistics, visible_chunks: int, limit: int
+) -> list[tuple[int, float]]:
+    """``(row, score)`` of the ``limit`` best rows of ``table``, best first: as
+    :func:`rank_with_statistics`, over columns. Each score is the same float the
+    per-candidate sum gives (the same operations in the same order: the terms a candidate
+    holds added left to right, a term it lacks adding an exact 0.0), so the order, ties
+    included, is the same: score descending, then ``order`` ascending, then input order."""
+    rows = int(table.lengths.shape[0])
+    if rows == 0 or limit <= 0 or pool.size == 0:
         return []
     average_length = max(1e-9, pool.total_length / pool.size)
     idf = [max(_MIN_IDF, math.log((visible_chunks - n + 0.5) / (n + 0.5))) for n in pool.holding]
-    scored = []
-    for candidate in candidates:
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * candidate.length / average_length)
-        score = sum(
-            idf[i] * tf * (BM25_K1 + 1) / (tf + norm)
-            for i, tf in enumerate(candidate.frequencies)
-            if tf > 0
-        )
-        scored.append((-score, candidate.order, candidate.chunk_id))
-    scored.sort(key=lambda entry: (entry[0], entry[1]))
-    return [(chunk_id, -negative) for negative, _, chunk_id in scored[:limit]]
+    norm = BM25_K1 * ((1 - BM25_B) + (BM25_B * table.lengths) / average_length)
+    scores = np.zeros(rows, dtype=np.float64)
+    for i, weight in enumerate(idf):
+        tf = table.frequencies[:, i]
+        part = weight * tf * (BM25_K1 + 1) / (tf + norm)
+        scores += np.where(tf > 0, part, 0.0)
+    negative = -scores
+    chosen = np.arange(rows)
+    if limit < rows:  # every row tied with the limit-th best stays for the tie-break
+        kth = np.partition(negative, limit - 1)[limit - 1]
+        chosen = np.flatnonzero(negative <= kth)
+    order = np.lexsort((_order_keys(table.orders, chosen), negative[chosen]))[:limit]
+    best = chosen[order].tolist()
+    return [(r, float(scores[r])) for r in best]
+
+
+def _order_keys(
+    orders: Sequence[int | str] | npt.NDArray[np.int64], chosen: npt.NDArray[np.intp]
+) -> npt.NDArray[np.int64]:
+    """Integer keys of ``orders[chosen]`` that sort as the orders do."""
+    if isinstance(orders, np.ndarray):
+        return orders[chosen]
+    picked = [orders[r] for r in chosen.tolist()]
+    ranks = {value: n for n, value in enumerate(sorted(set(picked)))}
+    return np.fromiter((ranks[v] for v in picked), dtype=np.int64, count=len(picked))

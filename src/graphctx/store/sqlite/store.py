@@ -88,9 +88,23 @@ _VIEW_COLUMNS = """
 
 
 def _scope_clause(scopes: frozenset[str], doc_column: str) -> tuple[str, list[str]]:
+    """Documents holding any of ``scopes``, for a namespace-wide read: the visible documents
+    are listed once."""
     marks = ", ".join("?" * len(scopes))
     return (
         f"{doc_column} IN (SELECT doc FROM document_scopes WHERE scope IN ({marks}))",
+        sorted(scopes),
+    )
+
+
+def _scope_check(scopes: frozenset[str], doc_column: str) -> tuple[str, list[str]]:
+    """The same condition, for a read of a few chunks by id: each row's document is looked up
+    in the scope index. (The list above holds every visible document of the store: at 100k
+    chunks it took ~10 ms to build for each fetch of 50 chunks.)"""
+    marks = ", ".join("?" * len(scopes))
+    return (
+        f"EXISTS (SELECT 1 FROM document_scopes ds WHERE ds.doc = {doc_column}"
+        f" AND ds.scope IN ({marks}))",
         sorted(scopes),
     )
 
@@ -360,7 +374,7 @@ class SqliteGraphStore:
     ) -> list[ChunkView]:
         if not chunk_ids or not scopes:
             return []
-        clause, params = _scope_clause(scopes, "d.id")
+        clause, params = _scope_check(scopes, "d.id")
         id_marks = ", ".join("?" * len(chunk_ids))
         sql = f"""
             SELECT {_VIEW_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.doc
@@ -398,7 +412,7 @@ class SqliteGraphStore:
     ) -> list[KnowledgeNode]:
         if not chunk_ids or not scopes:
             return []
-        clause, params = _scope_clause(scopes, "c.doc")
+        clause, params = _scope_check(scopes, "c.doc")
         id_marks = ", ".join("?" * len(chunk_ids))
         sql = f"""
             SELECT n.node_id, n.kind, c.chunk_id

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from graphctx.store.bm25 import Candidate, rank_by_visible_bm25
+from graphctx.store.bm25 import CandidateTable, best_rows
 from graphctx.store.sqlite.fts5_query import or_expression
 from graphctx.store.sqlite.namespace_stats import RowScopes
 
@@ -71,21 +71,18 @@ def rank_visible(
         ).fetchall()
     )
     padded = [f" {stored[rowid]} " for rowid in rowids]
-    columns = []
-    for term, holding in zip(terms, holders, strict=True):
-        column = [0] * len(rowids)
-        for at in np.searchsorted(shown, holding).tolist():
-            column[at] = occurrences(padded[at], term)
-        columns.append(column)
-    candidates = [
-        Candidate(rowid, str(rowid), text.count(" ") - 1, counts)
-        for rowid, text, counts in zip(rowids, padded, zip(*columns, strict=True), strict=True)
-    ]
-    return _with_chunk_ids(conn, rank_by_visible_bm25(candidates, visible, limit))
+    frequencies = np.zeros((len(rowids), len(terms)), dtype=np.int64)
+    for column, (term, holding) in enumerate(zip(terms, holders, strict=True)):
+        at = np.searchsorted(shown, holding)
+        frequencies[at, column] = [occurrences(padded[row], term) for row in at.tolist()]
+    lengths = np.fromiter((text.count(" ") - 1 for text in padded), np.int64, len(padded))
+    pool = CandidateTable(shown, lengths, frequencies)
+    best = best_rows(pool, pool.statistics(), visible, limit)
+    return _with_chunk_ids(conn, [(rowids[row], score) for row, score in best])
 
 
 def _with_chunk_ids(
-    conn: sqlite3.Connection, ranked: list[tuple[str, float]]
+    conn: sqlite3.Connection, ranked: list[tuple[int, float]]
 ) -> list[tuple[str, float]]:
     """``ranked`` (keyed by chunk row id) with each row's chunk id."""
     if not ranked:
@@ -93,7 +90,7 @@ def _with_chunk_ids(
     ids = dict(
         conn.execute(
             "SELECT id, chunk_id FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
-            (json.dumps([int(key) for key, _ in ranked]),),
+            (json.dumps([key for key, _ in ranked]),),
         ).fetchall()
     )
-    return [(str(ids[int(key)]), score) for key, score in ranked]
+    return [(str(ids[key]), score) for key, score in ranked]

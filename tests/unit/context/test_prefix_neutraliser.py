@@ -1,0 +1,65 @@
+"""Neutralising prefixes of a text read once gives exactly what neutralising each prefix gave.
+
+The packer renders many prefixes of one chunk while it looks for the longest that fits; each
+prefix used to be read from scratch. The reference below is the replaced function, verbatim:
+for every prefix of texts dense in brackets, look-alikes, invisible characters and the words
+that make a tag (cut anywhere, inside a tag word included), both must agree.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphctx.context.delimiters import (
+    _AFTER_ANGLE,
+    _AFTER_SQUARE,
+    ESCAPED_BRACKET,
+    ESCAPED_SQUARE_BRACKET,
+    PrefixNeutraliser,
+    neutralise_delimiters,
+)
+from graphctx.context.reading import read
+
+
+def reference_neutralise(text: str) -> str:
+    escaped = {index: ESCAPED_BRACKET for index, char in enumerate(text) if char == "<"}
+    if not text.isascii() or "[" in text:
+        escaped.update(reference_look_alikes(text))
+    if not escaped:
+        return text
+    return "".join(escaped.get(index, char) for index, char in enumerate(text))
+
+
+def reference_look_alikes(text: str) -> dict[int, str]:
+    reading = read(text)
+    found: dict[int, str] = {}
+    for position, char in enumerate(reading.text):
+        source = reading.origin[position]
+        if char == "<" and text[source] != "<" and _AFTER_ANGLE.match(reading.text, position + 1):
+            found[source] = ESCAPED_BRACKET
+        elif char == "[" and _AFTER_SQUARE.match(reading.text, position + 1):
+            found[source] = ESCAPED_SQUARE_BRACKET
+    return found
+
+
+PIECES = [
+    "<", "[", "]", ">", "/", "|", " ", "\n", "\u200b", "\u0301", "\u2039", "\uff1c", "\u00ab",
+    "\u3010", "\uff3b", "\uff0f", "\u1d1b", "source", "sources", "context", "question", "inst",
+    "INST", "im_start", "sys", "s", "\u0455ource", "해고", "café", "a < b", "ﬁ", "x",
+]  # fmt: skip
+texts = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(texts)
+def test_every_prefix_is_neutralised_as_if_read_alone(text: str) -> None:
+    neutraliser = PrefixNeutraliser(text)
+    for length in range(len(text) + 1):
+        assert neutraliser.prefix(length) == reference_neutralise(text[:length])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60) | texts)
+def test_whole_texts_are_neutralised_as_before(text: str) -> None:
+    assert neutralise_delimiters(text) == reference_neutralise(text)
