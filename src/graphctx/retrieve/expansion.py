@@ -36,6 +36,7 @@ __all__ = [
     "ANCHOR_MIN_RELATIVE",
     "POLICIES",
     "SEED_LIMIT",
+    "SEED_NODE_LIMIT",
     "GraphExpansion",
     "expand_graph",
     "policy_for",
@@ -43,7 +44,8 @@ __all__ = [
 
 ANCHOR_COUNT: Final = 3  # at most this many top fused candidates are expanded from ...
 ANCHOR_MIN_RELATIVE: Final = 0.5  # ... and only those with this share of the best fused score
-SEED_LIMIT: Final = 5  # entities named in the query whose neighbourhood is walked
+SEED_LIMIT: Final = 5  # names in the query whose entities' neighbourhoods are walked ...
+SEED_NODE_LIMIT: Final = 20  # ... with at most this many nodes in all (a name may match several)
 SEED_WEIGHT: Final = 1.0  # a named entity's chunks, relative to the best search hit
 
 # Every question type walks one hop (the router decides from the evidence whether the walk's
@@ -122,10 +124,12 @@ async def expand_graph(
     deadline_at: float,
     *,
     policy: ExpansionPolicy | None = None,
+    namesakes: Sequence[Sequence[str]] = (),
 ) -> GraphExpansion:
     """Expand from anchors (by the question's policy) and from seed entities, in parallel.
 
     A relational question that names entities is answered from their neighbourhood alone.
+    ``namesakes`` lists groups of seeds one query name resolves to (see :func:`seed_shares`).
     """
     started = time.monotonic()
     chosen = policy or policy_for(question)
@@ -149,7 +153,7 @@ async def expand_graph(
         if not seeds:
             return ExpansionResult(())
         return await store.neighbourhood(
-            namespace, list(seeds)[:SEED_LIMIT], scopes, neighbourhood_policy, deadline_at
+            namespace, list(seeds)[:SEED_NODE_LIMIT], scopes, neighbourhood_policy, deadline_at
         )
 
     if not anchors and not seeds:
@@ -162,11 +166,13 @@ async def expand_graph(
         )
         return GraphExpansion([], {}, 0, skipped)
 
+    relative = relative_scores(fused)
+
     async def walk() -> _Reached:
-        return _combine(await _both(from_anchors(), from_seeds()))
+        return _combine(await _both(from_anchors(), from_seeds()), relative, namesakes)
 
     detail = (
-        f"{question.type.value}: {len(anchors)} anchor(s), {len(seeds[:SEED_LIMIT])} seed(s),"
+        f"{question.type.value}: {len(anchors)} anchor(s), {len(seeds[:SEED_NODE_LIMIT])} seed(s),"
         f" max {chosen.max_hops} hop(s)"
     )
     walked = await run_stage(
@@ -201,10 +207,47 @@ class _Reached:
     withheld: int
 
 
-def _combine(walked: tuple[ExpansionResult, ExpansionResult]) -> _Reached:
+def seed_shares(
+    seed_expansions: Sequence[Expansion],
+    relative: Mapping[str, float],
+    namesakes: Sequence[Sequence[str]],
+) -> dict[str, float]:
+    """Each seed's share of the mass of the query name that resolved to it.
+
+    A name the query uses once resolves to one thing: when it matches several nodes (several
+    documents titled "Namibia"), its mass is split among them, as personalized PageRank
+    splits a query term's restart mass among its referents, in proportion to how well search
+    found each one's own chunks (its best relative fused score), equally when search found
+    none of them. A seed named by several names keeps its best share; a seed of a name that
+    resolves to it alone keeps the whole mass (1).
+    """
+    found: dict[str, float] = {}
+    for expansion in seed_expansions:
+        if expansion.hops == 0 and expansion.path:
+            seed = expansion.path[0].id
+            found[seed] = max(found.get(seed, 0.0), relative.get(expansion.chunk_id, 0.0))
+    shares: dict[str, float] = {}
+    for group in namesakes:
+        members = list(dict.fromkeys(group))
+        if len(members) < 2:
+            continue
+        total = sum(found.get(m, 0.0) for m in members)
+        for member in members:
+            share = found.get(member, 0.0) / total if total > 0 else 1.0 / len(members)
+            shares[member] = max(shares.get(member, 0.0), share)
+    return shares
+
+
+def _combine(
+    walked: tuple[ExpansionResult, ExpansionResult],
+    relative: Mapping[str, float],
+    namesakes: Sequence[Sequence[str]] = (),
+) -> _Reached:
     """Propagated scores add up: from the anchors (in their relative-score units) and from
-    the entities the query names (each worth SEED_WEIGHT at its own chunks)."""
+    the entities the query names (each worth SEED_WEIGHT times its share of the name at its
+    own chunks)."""
     from_anchors_result, from_seeds_result = walked
+    shares = seed_shares(from_seeds_result.expansions, relative, namesakes)
     parts: dict[str, list[float]] = {}
     support: dict[str, int] = {}
     best: dict[str, Expansion] = {}
@@ -214,7 +257,8 @@ def _combine(walked: tuple[ExpansionResult, ExpansionResult]) -> _Reached:
     ):
         for expansion in expansions:
             cid = expansion.chunk_id
-            parts.setdefault(cid, []).append(factor * expansion.score)
+            seed = expansion.path[0].id if factor is SEED_WEIGHT and expansion.path else ""
+            parts.setdefault(cid, []).append(factor * shares.get(seed, 1.0) * expansion.score)
             support[cid] = support.get(cid, 0) + expansion.origins
             old = best.get(cid)
             if old is None or (expansion.score, -expansion.hops) > (old.score, -old.hops):

@@ -30,6 +30,33 @@ class GraphRanking:
     reason: str
 
 
+def seeds_by_name(
+    entities: Sequence[EntityMatch],
+) -> tuple[list[str], list[tuple[str, ...]]]:
+    """The nodes to walk from, and the groups of them one query name resolves to.
+
+    Names are taken in :func:`order_matches` order, each with every node it matches (so a
+    name's mass can be split among all its referents), up to ``SEED_LIMIT`` names. A name
+    inside a longer name the query also matched is part of that name, not a mention of its
+    own ("Virginia" in "Johnnycake, West Virginia"): the longest match wins, as in entity
+    linking.
+    """
+    keys = {m.key for m in entities}
+    by_key: dict[str, list[str]] = {}
+    for match in order_matches(entities):
+        if any(_inside(match.key, other) for other in keys):
+            continue
+        if match.key in by_key or len(by_key) < SEED_LIMIT:
+            by_key.setdefault(match.key, []).append(match.node_id)
+    seeds = list(dict.fromkeys(n for nodes in by_key.values() for n in nodes))
+    return seeds, [tuple(nodes) for nodes in by_key.values() if len(set(nodes)) > 1]
+
+
+def _inside(key: str, other: str) -> bool:
+    """``key``'s words are a contiguous run of the longer ``other``'s words."""
+    return len(other) > len(key) and f" {key} " in f" {other} "
+
+
 async def rank_with_graph(
     store: GraphStore,
     namespace: str,
@@ -41,8 +68,10 @@ async def rank_with_graph(
     mode: RetrievalMode,
 ) -> GraphRanking:
     """Walk from the anchors and named entities; merge; keep the merge when it should join."""
-    seeds = list(dict.fromkeys(m.node_id for m in order_matches(entities)))[:SEED_LIMIT]
-    graph = await expand_graph(store, namespace, fused, seeds, question, scopes, deadline_at)
+    seeds, namesakes = seeds_by_name(entities)
+    graph = await expand_graph(
+        store, namespace, fused, seeds, question, scopes, deadline_at, namesakes=namesakes
+    )
     if not graph.hits:
         return GraphRanking(
             list(fused), graph, False, "graph expansion found nothing visible: hybrid ranking"

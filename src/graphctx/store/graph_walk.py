@@ -283,12 +283,15 @@ class _Walk:
         return reached
 
     def related(
-        self, nodes: _Reaches, direction: Direction
+        self, nodes: _Reaches, direction: Direction, *, between: bool = False
     ) -> Generator[Query, None, tuple[_Reaches, dict[int, list[_Reach]]]]:
         """node -[RELATION]- node: visible relations to visible nodes, per direction.
 
         Returns the newly reached nodes and, per walked relation, the reaches of its far end
-        (for the chunks that state the relation).
+        (for the chunks that state the relation). With ``between``, a relation from one
+        frontier node to another is walked too (one anchor's article citing another
+        anchor's), so the far node gains the near node's reaches from other origins: the
+        graph confirms an anchor, as it confirms any chunk reached from several anchors.
         """
         self.walked.update(nodes)
         if self.policy.relation_types == frozenset() or not nodes:
@@ -314,9 +317,15 @@ class _Walk:
         reached: _Reaches = {}
         via_relation: dict[int, list[_Reach]] = {}
         for near, rtype, rel, far, kind, prefix in sorted(found):
-            if per_node.get(near, 0) >= self.policy.max_fanout or far in nodes:
+            if per_node.get(near, 0) >= self.policy.max_fanout:
                 continue
-            if far not in reached and (far in self.visited_nodes or not self.room()):
+            if far in nodes and not between:
+                continue
+            if (
+                far not in reached
+                and far not in nodes
+                and (far in self.visited_nodes or not self.room())
+            ):
                 continue
             per_node[near] = per_node.get(near, 0) + 1
             step = PathStep(kind, far, prefix + rtype)
@@ -434,8 +443,11 @@ def expand(anchors: Mapping[str, float], policy: ExpansionPolicy, deadline: floa
         if not frontier:
             break
         direct = yield from walk.nodes_of_chunks(frontier)
-        related, _ = yield from walk.related(direct, policy.direction)
-        nodes = {**(direct if policy.via_shared_nodes else {}), **related}
+        related, _ = yield from walk.related(direct, policy.direction, between=True)
+        nodes = {n: list(r) for n, r in direct.items()} if policy.via_shared_nodes else {}
+        for node_id, reaches in related.items():
+            for reach in reaches:
+                _offer(nodes, node_id, reach)
         found = yield from walk.chunks_of_nodes(nodes, policy.hop_decay, hop, seen)
         reached.update(found)
         seen.update(found)

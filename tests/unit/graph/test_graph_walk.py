@@ -152,3 +152,43 @@ def test_relations_are_walked_both_ways_and_a_hidden_far_end_is_withheld() -> No
         "shop": "<-DEPENDS_ON",
     }
     assert result.withheld == 1
+
+
+def test_an_anchor_cited_by_another_anchor_is_confirmed_by_it() -> None:
+    # 근로기준법 lsa-08: 제53조 (an anchor) cites 제50조 (another anchor) and 제51조; the
+    # citation between the two anchors counts for 제50조 as the one to 제51조 does for it.
+    graph = FakeGraph(
+        {"a50": True, "a53": True, "a51": True},
+        [(n, n, SUPPORTS) for n in ("a50", "a53", "a51")],
+        [("a53", "REFERENCES", "a50"), ("a53", "REFERENCES", "a51")],
+    )
+    policy = ExpansionPolicy(hop_decay=0.5, reverse_weight=0.5)
+    result = walk.run(walk.expand({"a53": 1.0, "a50": 0.8}, policy, deadline()), graph)
+    found = {e.chunk_id: (round(e.score, 9), e.origins, e.path[2].via) for e in result.expansions}
+    assert found == {
+        "a50": (0.5, 1, "REFERENCES"),
+        "a53": (0.2, 1, "<-REFERENCES"),
+        "a51": (0.5, 1, "REFERENCES"),
+    }
+
+
+def test_a_relation_between_seed_nodes_does_not_reach_a_seed_again() -> None:
+    graph = FakeGraph(
+        {"x": True, "y": True},
+        [("nx", "x", SUPPORTS), ("ny", "y", SUPPORTS)],
+        [("nx", "REFERENCES", "ny")],
+    )
+    answered: list[walk.Query] = []
+
+    def answer(query: walk.Query) -> None:
+        answered.append(query)
+        match query:
+            case walk.VisibleNodes(ids):
+                query.rows = [walk.SeedNode(n, NodeKind.ENTITY) for n in ids]
+            case walk.StatingChunks():
+                query.rows = []
+            case _:
+                graph(query)
+
+    result = walk.run(walk.neighbourhood(["nx", "ny"], ExpansionPolicy(), deadline()), answer)
+    assert sorted((e.chunk_id, e.hops) for e in result.expansions) == [("x", 0), ("y", 0)]
