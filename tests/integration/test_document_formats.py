@@ -284,3 +284,15 @@ def test_encrypted_corrupt_and_textless_files_are_typed_errors_and_nothing_of_th
         ("scan.pdf", "pdf_no_text"),
     ]
     assert [d.document_id for d in listed] == ["good.html"]
+
+
+def test_a_corrupt_pdf_is_one_typed_error_line_and_no_parser_chatter(tmp_path: Path) -> None:
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "noise.pdf").write_bytes(b"\x19\xc6 not a pdf at all " * 64)
+
+    done = graphctx("--store", tmp_path / "s.sqlite", "ingest", folder, "--scope", "eng")
+
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()  # pypdf's own "invalid pdf header" lines are not shown
+    assert line.startswith(f"graphctx: error [pdf_invalid]: {folder / 'noise.pdf'}: not a readable")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -128,6 +129,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         _require_existing_store(store)
     with open_provider(store, embedder=embedder, grants=_grants(args)) as provider:
         if args.command == "ingest":
+            # pypdf logs each damage it recovers from or gives up on; the ingest report already
+            # names the file and its typed error, so raw parser lines would only be noise.
+            logging.getLogger("pypdf").setLevel(logging.ERROR)
             report = provider.ingest_path(
                 args.path,
                 namespace=args.namespace,
