@@ -23,11 +23,11 @@ policy are enforced in code.
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 from typing import Final
 
 from graphctx.context.reading import Reading, read
+from graphctx.context.text_memo import text_memo
 
 __all__ = [
     "ESCAPED_BRACKET",
@@ -62,7 +62,7 @@ _AFTER_SQUARE: Final = re.compile(
 NEUTRALISED_CACHE: Final = 4_096  # texts, a few MB
 
 
-@functools.lru_cache(maxsize=NEUTRALISED_CACHE)
+@text_memo(maxsize=NEUTRALISED_CACHE)
 def neutralise_delimiters(text: str) -> str:
     """``text`` as it may appear inside a source block: see the module docstring."""
     return PrefixNeutraliser(text).prefix(len(text))

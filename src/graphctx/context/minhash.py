@@ -8,7 +8,6 @@ shingle hashes, fixed hash-family coefficients).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import operator
 import re
@@ -18,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from graphctx.context.text_memo import text_memo
 
 __all__ = ["MINHASH_PERMUTATIONS", "MinHashSignature", "minhash_signature", "shingles"]
 
@@ -70,7 +71,7 @@ class MinHashSignature:
         return same / len(self.values)
 
 
-@functools.lru_cache(maxsize=SIGNATURE_CACHE_ENTRIES)
+@text_memo(maxsize=SIGNATURE_CACHE_ENTRIES)
 def minhash_signature(text: str, shingle_size: int = 5) -> MinHashSignature:
     encoded = [s.encode("utf-8") for s in shingles(text, shingle_size)]
     hashes = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint64, count=len(encoded))

@@ -17,10 +17,11 @@ inside a Markdown table row. Trailing whitespace is left out of the prefix.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Final
+
+from graphctx.context.text_memo import text_memo
 
 __all__ = ["fit_prefix", "safe_cut_points"]
 
@@ -77,7 +78,7 @@ def safe_cut_points(text: str) -> list[int]:
 CUT_POINTS_CACHE: Final = 2_048  # texts
 
 
-@functools.lru_cache(maxsize=CUT_POINTS_CACHE)
+@text_memo(maxsize=CUT_POINTS_CACHE)
 def _cut_points(text: str) -> tuple[int, ...]:
     cuts: list[int] = []
     lines = text.split("\n")

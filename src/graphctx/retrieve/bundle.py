@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from graphctx.context import PackResult, TokenCounter, pack_to_budget
+from graphctx.context.text_memo import text_memo_partitions
 from graphctx.contract import (
     ContextRequest,
     Denial,
@@ -49,6 +50,21 @@ class Fetched:
 
 
 async def finish_bundle(
+    store: GraphStore,
+    counter: TokenCounter,
+    request: ContextRequest,
+    scopes: frozenset[str],
+    deadline: Deadline,
+    fetched: Fetched,
+) -> tuple[Ending, Trail]:
+    # The text memos of relevance and packing keep each chunk's work under its namespace and
+    # scopes: a hit reuses only work on a chunk this caller can see (graphctx.context.text_memo).
+    partitions = {v.text: (request.namespace, v.scopes) for v in fetched.views}
+    with text_memo_partitions(partitions):
+        return await _finish(store, counter, request, scopes, deadline, fetched)
+
+
+async def _finish(
     store: GraphStore,
     counter: TokenCounter,
     request: ContextRequest,

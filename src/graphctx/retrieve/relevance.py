@@ -16,12 +16,12 @@ another shares no words with it and is refused even when the embedder found the 
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from graphctx.context.text_memo import text_memo
 from graphctx.text.lexical import analyze
 
 __all__ = ["Relevance", "assess_relevance"]
@@ -73,7 +73,7 @@ class Relevance:
 CHUNK_TERMS_CACHE: Final = 2_048  # chunk texts, a few MB
 
 
-@functools.lru_cache(maxsize=CHUNK_TERMS_CACHE)
+@text_memo(maxsize=CHUNK_TERMS_CACHE)
 def _chunk_terms(text: str) -> frozenset[str]:
     """The distinct analysed terms of ``text``."""
     return frozenset(analyze(text))

@@ -1,0 +1,101 @@
+"""Packing and the relevance check memoise pure functions of a chunk's text (its terms, safe cut
+points, neutralised delimiters, MinHash signature). A memo shared by every request answers
+faster for a text some other request processed: a caller who writes a guessed text into their
+own namespace (or their own scope) and times its retrieval learns whether a document they cannot
+see holds that text and was retrieved lately. Here the oracle is read without a clock: the
+number of times the memoised work actually runs during the attacker's request must not depend
+on what a request outside the attacker's visibility did before it."""
+
+from __future__ import annotations
+
+import random
+import string
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphctx.context import delimiters, minhash, truncation
+from graphctx.contract import ContextRequest
+from graphctx.provider import ContextProvider
+from graphctx.retrieve import relevance
+
+# The uncached work behind each memo, looked up through its module at call time.
+SEAMS = (
+    (minhash, "shingles"),
+    (relevance, "analyze"),
+    (delimiters, "PrefixNeutraliser"),
+    (truncation, "_sentence_cuts"),
+)
+
+
+def count_work(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    calls: Counter[str] = Counter()
+    for module, name in SEAMS:
+        original = getattr(module, name)
+
+        def counted(*args: Any, _name: str = name, _original: Callable[..., Any] = original) -> Any:
+            calls[_name] += 1
+            return _original(*args)
+
+        monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def secret_text(rng: random.Random) -> str:
+    """One document's text; every call gives the same shape with other (random) words."""
+    word = "".join(rng.choices(string.ascii_lowercase, k=9))
+    code = "".join(rng.choices(string.ascii_lowercase, k=7))
+    return (
+        f"The {word} acquisition closes on Friday.\n\n"
+        f"Project {code} pays the {word} shareholders forty dollars a share, in cash.\n"
+    )
+
+
+def write(provider: ContextProvider, folder: Path, text: str, namespace: str, scope: str) -> None:
+    folder.mkdir(parents=True)
+    (folder / f"{folder.name}.md").write_text(text, "utf-8")
+    provider.ingest_path(folder, namespace=namespace, scopes=[scope], source_uri_prefix=f"{scope}:")
+
+
+def ask(provider: ContextProvider, text: str, namespace: str, scope: str) -> None:
+    response = provider.retrieve(
+        ContextRequest(
+            query=text.split("\n")[0],
+            principal_id=scope,
+            allowed_scopes=[scope],
+            namespace=namespace,
+        )
+    )
+    assert response.answerable
+
+
+@pytest.mark.parametrize(
+    "victim_place",
+    ["another-namespace", "same-namespace-another-scope"],
+)
+def test_the_attackers_request_does_the_same_work_whatever_hidden_requests_did_before(
+    provider: ContextProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, victim_place: str
+) -> None:
+    rng = random.Random(victim_place)
+    calls = count_work(monkeypatch)
+    work: list[Counter[str]] = []
+    for run, victim_reads_first in enumerate((False, True)):
+        secret = secret_text(rng)  # each run its own text, of the same shape
+        mine = f"attacker{run}"
+        victim_namespace, victim_scope = (
+            (f"victim{run}", "eng") if victim_place == "another-namespace" else (mine, "hr")
+        )
+        write(provider, tmp_path / f"victim{run}", secret, victim_namespace, victim_scope)
+        write(provider, tmp_path / f"guess{run}", secret, mine, "eng")
+        if victim_reads_first:
+            ask(provider, secret, victim_namespace, victim_scope)
+        calls.clear()
+        ask(provider, secret, mine, "eng")  # the attacker reads their copy of the secret
+        work.append(Counter(calls))
+
+    cold, after_the_victim = work
+    assert sum(cold.values()) > 0
+    assert after_the_victim == cold
