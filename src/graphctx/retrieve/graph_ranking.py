@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from graphctx.contract import RetrievalMode
 from graphctx.retrieve.entities import order_matches
@@ -17,9 +18,11 @@ from graphctx.retrieve.fusion import FusedCandidate, merge_graph
 from graphctx.retrieve.question_type import QuestionClass
 from graphctx.retrieve.routing import GraphVerdict, graph_verdict
 from graphctx.store.port import GraphStore
-from graphctx.store.records import EntityMatch
+from graphctx.store.records import ChunkHit, EntityMatch, PathStep
 
-__all__ = ["GraphRanking", "rank_with_graph"]
+__all__ = ["PROPAGATION_ROUNDS", "GraphRanking", "chained", "rank_with_graph"]
+
+PROPAGATION_ROUNDS: Final = 2  # walks, each from the anchors of the ranking the last one merged
 
 
 @dataclass(frozen=True)
@@ -67,26 +70,88 @@ async def rank_with_graph(
     deadline_at: float,
     mode: RetrievalMode,
 ) -> GraphRanking:
-    """Walk from the anchors and named entities; merge; keep the merge when it should join."""
+    """Walk from the anchors and named entities; merge; keep the merge when it should join.
+
+    The walk is repeated ``PROPAGATION_ROUNDS`` times, each from the anchors of the ranking
+    the previous walk merged (one more power-iteration step of personalized PageRank, whose
+    one-step truncation the first walk is): a bridge document the first walk lifted into the
+    top becomes an anchor of the second, so the passage joined to it, not to the question,
+    is reached too. A round that finds nothing visible, runs out of time, or (in ``auto``)
+    would not join keeps the ranking of the round before.
+    """
     seeds, namesakes = seeds_by_name(entities)
-    graph = await expand_graph(
-        store, namespace, fused, seeds, question, scopes, deadline_at, namesakes=namesakes
-    )
-    if not graph.hits:
-        return GraphRanking(
-            list(fused), graph, False, "graph expansion found nothing visible: hybrid ranking"
-        )
     restart = 1.0 - policy_for(question).hop_decay  # what the walk keeps at each anchor
-    merged = merge_graph(fused, graph.scores, restart=dict.fromkeys(graph.anchors, restart))
-    if mode is not RetrievalMode.AUTO:
-        return GraphRanking(merged, graph, True, "graph mode: propagated scores joined")
-    verdict: GraphVerdict = graph_verdict(
-        [c.chunk_id for c in fused],
-        [c.chunk_id for c in merged],
-        graph.supported,
-        entities,
-        len(graph.anchors),
+    current = list(fused)
+    walks: list[GraphExpansion] = []
+    reason = "graph expansion found nothing visible: hybrid ranking"
+    for _ in range(PROPAGATION_ROUNDS):
+        graph = await expand_graph(
+            store, namespace, current, seeds, question, scopes, deadline_at, namesakes=namesakes
+        )
+        if not graph.hits:
+            if not walks:
+                return GraphRanking(current, graph, False, reason)
+            break
+        merged = merge_graph(current, graph.scores, restart=dict.fromkeys(graph.anchors, restart))
+        if mode is not RetrievalMode.AUTO:
+            reason = "graph mode: propagated scores joined"
+        else:
+            verdict: GraphVerdict = graph_verdict(
+                [c.chunk_id for c in current],
+                [c.chunk_id for c in merged],
+                graph.supported,
+                entities,
+                len(graph.anchors),
+            )
+            if not verdict.joins:
+                if not walks:
+                    return GraphRanking(current, graph, False, verdict.reason)
+                break
+            reason = verdict.reason
+        walks.append(graph)
+        current = merged
+    if len(walks) > 1:
+        reason += f" ({len(walks)} walks, each from the anchors of the last merge)"
+    return GraphRanking(current, chained(walks), True, reason)
+
+
+def chained(walks: Sequence[GraphExpansion]) -> GraphExpansion:
+    """The walks of the rounds as one expansion: every chunk reached with its first path
+    and its best propagated score, every anchor, the withheld counts summed, one report."""
+    first = walks[0]
+    if len(walks) == 1:
+        return first
+    scores: dict[str, float] = {}
+    paths: dict[str, tuple[PathStep, ...]] = {}
+    hops: dict[str, int] = {}
+    supported: dict[str, int] = {}
+    for walk in walks:
+        for hit in walk.hits:
+            scores[hit.chunk_id] = max(scores.get(hit.chunk_id, 0.0), hit.score)
+        for cid, path in walk.paths.items():
+            paths.setdefault(cid, path)
+            hops.setdefault(cid, walk.hops.get(cid, 0))
+        for cid, count in walk.supported.items():
+            supported[cid] = max(supported.get(cid, 0), count)
+    hits = [ChunkHit(cid, score) for cid, score in scores.items()]
+    hits.sort(key=lambda h: (-h.score, h.chunk_id))
+    details = "; ".join(
+        f"walk {i}: {w.report.detail or w.report.status.value}"
+        for i, w in enumerate(walks, start=1)
     )
-    return GraphRanking(
-        merged if verdict.joins else list(fused), graph, verdict.joins, verdict.reason
+    report = first.report.model_copy(
+        update={
+            "elapsed_ms": sum(w.report.elapsed_ms for w in walks),
+            "candidates": len(hits),
+            "detail": details,
+        }
+    )
+    return GraphExpansion(
+        hits=hits,
+        paths=paths,
+        withheld=sum(w.withheld for w in walks),
+        report=report,
+        hops=hops,
+        anchors=tuple(dict.fromkeys(a for w in walks for a in w.anchors)),
+        supported=supported,
     )

@@ -1,0 +1,100 @@
+"""The graph walk repeated from the merged ranking's anchors reaches a bridge's far end."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from graphctx.contract import RetrievalMode, RetrieverName
+from graphctx.embed import UniversalSentenceEncoderEmbedder
+from graphctx.eval.datasets import EvalDocument, EvalSet, source_documents
+from graphctx.ingest.extract import OfflineExtractor
+from graphctx.ingest.pipeline import IngestDefaults, ingest_sources
+from graphctx.retrieve.candidates import gather_candidates
+from graphctx.retrieve.entities import query_keys
+from graphctx.retrieve.expansion import expand_graph
+from graphctx.retrieve.fusion import fuse_lists
+from graphctx.retrieve.graph_ranking import PROPAGATION_ROUNDS, rank_with_graph
+from graphctx.retrieve.question_type import classify_question
+from graphctx.store.sqlite.store import SqliteGraphStore
+
+NS = "chain"
+SCOPES = frozenset({"chain"})
+# The question's words are in "Harbour Lights"; it names the director, whose page names
+# his birthplace: the birthplace's page shares no word with the question.
+DOCS = (
+    EvalDocument(
+        "film",
+        "Harbour Lights",
+        "Harbour Lights is a 1963 drama film about a lighthouse keeper, directed by Tomas Brek.",
+    ),
+    EvalDocument(
+        "director",
+        "Tomas Brek",
+        "Tomas Brek was a painter and drama director who grew up in Veldenhof.",
+    ),
+    EvalDocument(
+        "town",
+        "Veldenhof",
+        "Veldenhof: market town, river Aller, Gothic church.",
+    ),
+    *(
+        EvalDocument(f"other-{i}", f"Other {i}", f"An unrelated note number {i} about gardens.")
+        for i in range(30)
+    ),
+)
+QUESTION = "Where was the director of the drama film Harbour Lights about a lighthouse keeper born?"
+
+
+async def _walks(store: SqliteGraphStore, embedder: UniversalSentenceEncoderEmbedder) -> None:
+    sources = source_documents(EvalSet("chain", "", DOCS, ()), lambda _: SCOPES)
+    await ingest_sources(
+        store, embedder, sources, Path("."), IngestDefaults(namespace=NS),
+        extractor=OfflineExtractor(),
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    found = await gather_candidates(
+        store, embedder, NS, QUESTION, SCOPES, [RetrieverName.FULLTEXT, RetrieverName.VECTOR],
+        deadline,
+    )  # fmt: skip
+    fused = fuse_lists(found.ranked).candidates
+    question = classify_question(QUESTION)
+    entities = await store.lookup_entities(NS, query_keys(QUESTION), SCOPES, 20, deadline)
+    doc_of = {
+        chunk.chunk_id: doc.document_id
+        for doc in DOCS
+        for chunk in await store.document_chunks(NS, doc.document_id)
+    }
+    assert doc_of[fused[0].chunk_id] == "film"
+    town = {c for c, d in doc_of.items() if d == "town"}
+
+    one = await expand_graph(store, NS, fused, [], question, SCOPES, deadline)
+    assert not town & set(one.scores), "one walk from the question's hits stops at the director"
+
+    ranking = await rank_with_graph(
+        store, NS, fused, entities, question, SCOPES, deadline, RetrievalMode.GRAPH
+    )
+    assert ranking.joined
+    top = [doc_of[c.chunk_id] for c in ranking.candidates]
+    assert list(dict.fromkeys(top))[:3] == ["film", "director", "town"]
+    reached = next(c for c in ranking.candidates if c.chunk_id in town)
+    assert RetrieverName.GRAPH in reached.scores
+    assert reached.chunk_id in ranking.expansion.paths  # the manifest can say how
+    assert "walk 2:" in (ranking.expansion.report.detail or "")
+
+
+def test_the_second_walk_reaches_the_bridge_documents_neighbour(
+    tmp_path: Path, embedder: UniversalSentenceEncoderEmbedder
+) -> None:
+    assert PROPAGATION_ROUNDS == 2
+
+    async def run() -> None:
+        store = SqliteGraphStore(tmp_path / "chain.sqlite")
+        await store.open()
+        try:
+            await _walks(store, embedder)
+        finally:
+            await store.close()
+
+    asyncio.run(run())
