@@ -22,7 +22,7 @@ import neo4j
 
 from graphctx.contract import NodeKind
 from graphctx.store import graph_walk as walk
-from graphctx.store.neo4j import queries
+from graphctx.store.neo4j import graph_queries as gq
 from graphctx.store.records import EntityMatch, ExpansionPolicy, ExpansionResult, NodeText
 
 RELATION_COUNT_CAP = 100
@@ -64,12 +64,12 @@ class _Answers:
             case walk.VisibleChunks(ids):
                 query.rows = [
                     walk.AnchorChunk(int(r["row"]), str(r["chunk_id"]), str(r["document_id"]))
-                    for r in await self.rows(queries.GRAPH_VISIBLE_CHUNKS, ids)
+                    for r in await self.rows(gq.GRAPH_VISIBLE_CHUNKS, ids)
                 ]
             case walk.VisibleNodes(ids):
                 query.rows = [
                     walk.SeedNode(str(r["node_id"]), NodeKind(str(r["kind"])))
-                    for r in await self.rows(queries.GRAPH_VISIBLE_NODES, ids)
+                    for r in await self.rows(gq.GRAPH_VISIBLE_NODES, ids)
                 ]
             case walk.NodesOfChunks(ids):
                 query.rows = [
@@ -82,10 +82,10 @@ class _Answers:
                         int(r["degree"]),
                         bool(r["visible"]),
                     )
-                    for r in await self.rows(queries.GRAPH_NODES_OF_CHUNKS, ids)
+                    for r in await self.rows(gq.GRAPH_NODES_OF_CHUNKS, ids)
                 ]
             case walk.Relations(ids, incoming):
-                cypher = queries.GRAPH_RELATIONS_IN if incoming else queries.GRAPH_RELATIONS_OUT
+                cypher = gq.GRAPH_RELATIONS_IN if incoming else gq.GRAPH_RELATIONS_OUT
                 query.rows = [self.edge(r) for r in await self.rows(cypher, ids)]
             case walk.StatingChunks(ids):
                 query.rows = await self.stating(ids)
@@ -100,7 +100,7 @@ class _Answers:
                         _opt(r["role"]),
                         bool(r["visible"]),
                     )
-                    for r in await self.rows(queries.GRAPH_CHUNKS_OF_NODES, ids)
+                    for r in await self.rows(gq.GRAPH_CHUNKS_OF_NODES, ids)
                 ]
 
     def edge(self, row: Row) -> walk.RelationEdge:
@@ -123,9 +123,7 @@ class _Answers:
         """The visible chunks among each relation's support, latest version first."""
         relations = list(relations)
         wanted = sorted({cid for rel in relations for cid in self.support.get(rel, [])})
-        visible = {
-            str(r["chunk_id"]): r for r in await self.rows(queries.GRAPH_STATING_CHUNKS, wanted)
-        }
+        visible = {str(r["chunk_id"]): r for r in await self.rows(gq.GRAPH_STATING_CHUNKS, wanted)}
         stating = sorted(
             (rel, not visible[cid]["is_latest"], int(visible[cid]["row"]), cid)
             for rel in relations
@@ -162,7 +160,7 @@ async def neighbourhood(
 def lookup_parameters(
     namespace: str, keys: Sequence[str], scopes: frozenset[str], limit: int
 ) -> dict[str, object]:
-    """The parameters of ``queries.LOOKUP_ENTITIES_WITH_COUNTS``."""
+    """The parameters of ``gq.LOOKUP_ENTITIES_WITH_COUNTS``."""
     return {
         "namespace": namespace,
         "scopes": sorted(scopes),
@@ -173,7 +171,7 @@ def lookup_parameters(
 
 
 def entity_matches(rows: Iterable[Row]) -> list[EntityMatch]:
-    """``queries.LOOKUP_ENTITIES_WITH_COUNTS``' rows as matches, in their order."""
+    """``gq.LOOKUP_ENTITIES_WITH_COUNTS``' rows as matches, in their order."""
     return [
         EntityMatch(
             str(r["node_id"]),
@@ -190,7 +188,7 @@ async def describe_nodes(
     tx: neo4j.AsyncTransaction, namespace: str, node_ids: Sequence[str], scopes: frozenset[str]
 ) -> list[NodeText]:
     result = await tx.run(
-        queries.DESCRIBE_NODES,
+        gq.DESCRIBE_NODES,
         {"namespace": namespace, "scopes": sorted(scopes), "ids": sorted(set(node_ids))},
     )
     return [

@@ -51,7 +51,7 @@ from graphctx.store.candidate_lists import (
 )
 from graphctx.store.candidate_search import bounded
 from graphctx.store.namespace_embedder import EmbedderRecord
-from graphctx.store.neo4j import acl, graph, queries, writes
+from graphctx.store.neo4j import acl, candidate_queries, graph, graph_queries, queries, writes
 from graphctx.store.neo4j.failures import (
     CREDENTIAL_CODES,
     DRIVER_FAILURES,
@@ -105,7 +105,7 @@ IN_INDEX_CANDIDATES_FACTOR = 2  # in-index search fetches limit x this, then re-
 # (docs/security.md, R4).
 FULLTEXT_POOL = 10_000
 # Visible Lucene matches probed per hit asked for, to set the threshold that prunes terms
-# (queries.FULLTEXT_CALLS); any number gives the same hits, a better threshold fewer rows.
+# (candidate_queries.FULLTEXT_CALLS); any number gives the same hits, a better threshold fewer rows.
 FULLTEXT_PROBE_FACTOR = 2
 # search_candidates returns this many best full-text matches per hit asked for (by the same
 # BM25 in Cypher), which Python re-scores exactly: a margin for last-bit differences.
@@ -219,7 +219,7 @@ class Neo4jGraphStore:
         )
         try:
             await self._read(
-                lambda tx: fetch(tx, queries.CANDIDATE_SEARCH, **params),
+                lambda tx: fetch(tx, candidate_queries.CANDIDATE_SEARCH, **params),
                 time.monotonic() + PLAN_WARM_UP_S,
                 "planning the candidate search",
             )
@@ -323,7 +323,7 @@ class Neo4jGraphStore:
         """
 
         async def work(tx: neo4j.AsyncTransaction) -> tuple[str, tuple[str, ...]]:
-            result = await tx.run(queries.EXPLAIN_PREFIX + query, dict(parameters))
+            result = await tx.run(graph_queries.EXPLAIN_PREFIX + query, dict(parameters))
             columns = tuple(result.keys())
             summary = await result.consume()
             return str(summary.query_type or ""), columns
@@ -348,7 +348,7 @@ class Neo4jGraphStore:
         async def work(tx: neo4j.AsyncTransaction) -> list[str]:
             rows = await fetch(
                 tx,
-                queries.VISIBLE_RELATION_TYPES,
+                graph_queries.VISIBLE_RELATION_TYPES,
                 namespace=namespace,
                 scopes=sorted(scopes),
                 limit=limit,
@@ -566,7 +566,7 @@ class Neo4jGraphStore:
     ) -> tuple[dict[str, Any], tuple[ChunkView, ...]]:
         """The candidate statement, alone in its READ transaction: one round trip."""
         (row,) = await self._read_rows(
-            queries.CANDIDATE_SEARCH,
+            candidate_queries.CANDIDATE_SEARCH,
             self._candidate_parameters(namespace, lucene, terms, vector, scopes, limit),
             deadline,
             "candidate search",
@@ -791,7 +791,7 @@ class Neo4jGraphStore:
             return []
 
         rows = await self._read_rows(
-            queries.LOOKUP_ENTITIES_WITH_COUNTS,
+            graph_queries.LOOKUP_ENTITIES_WITH_COUNTS,
             graph.lookup_parameters(namespace, keys, scopes, limit),
             deadline,
             "entity lookup",

@@ -1,0 +1,186 @@
+"""The retrieval's candidate statement (CANDIDATE_SEARCH) and its full-text half.
+
+Split from queries.py (the other statements); the same rules: nothing is built from caller
+input, values travel as ``$parameters``, scopes are applied inside the statement.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from graphctx.store.neo4j.queries import FULLTEXT_INDEX, VECTOR_INDEX, VIEW_MAP, VISIBLE
+
+
+def _scored(node: str) -> str:
+    """Rows ``node`` -> ``node, frequencies, score``: visible BM25 (graphctx.store.bm25) from
+    the statistics in scope (``terms``, ``idf``, ``average_length``), term counts read in the
+    stored terms."""
+    return f"""
+    WITH {node}, ' ' + replace({node}.terms, ' ', '  ') + ' ' AS spaced
+    WITH {node}, [t IN terms |
+        (size(spaced) - size(replace(spaced, ' ' + t + ' ', ''))) / (size(t) + 2)] AS frequencies
+    WITH {node}, frequencies, $k1 * (1 - $b + $b * {node}.length / average_length) AS norm
+    WITH {node}, frequencies, reduce(score = 0.0, i IN range(0, size(idf) - 1) |
+        score + CASE WHEN frequencies[i] > 0
+            THEN idf[i] * frequencies[i] * ($k1 + 1) / (frequencies[i] + norm)
+            ELSE 0.0 END) AS score"""
+
+
+# The full-text half of CANDIDATE_SEARCH (imports n, keys, visible, terms; adds pool_size,
+# total_length, holding, unmigrated, lexical_top). Visible BM25 (graphctx.store.bm25) with
+# the statistics it had when every visible match was scanned, found without scanning them:
+# - n(t) is summed from the write-time TermCount nodes of the visible scope sets
+#   (text_statistics.py); ``unmigrated`` counts visible sets written before those statistics;
+# - the pool (visible chunks holding any query term) is counted with its total length from
+#   ``Chunk.length`` alone, reading whichever side is smaller: the pool ($lucene), or its
+#   complement among the visible chunks ($complement: the ACL clause minus every term), whose
+#   count and length are taken from the scope sets' chunk_count and total_length;
+# - the hits are the exact top $limit by MaxScore: Lucene's best $probe visible matches (its
+#   index-wide ranking only chooses which rows are probed) give a threshold, the $limit-th
+#   best visible score; a chunk holding only terms whose upper bounds (idf * (k1 + 1)) add up
+#   to at most the threshold cannot reach the top $limit, so only the chunks holding a
+#   remaining ("essential") term are scored, all of them (up to $pool, R4). Of those, the
+#   $view_pool best leave the server and Python re-scores them exactly ($view_pool is a margin
+#   over the limit for last-bit differences).
+# Lucene is only asked for visible chunks ($acl, the +acl_terms clause), every row is checked
+# against the visible scope sets (``acl_key``, written with the document's scopes), and the
+# rows that leave the server against their document's scopes too. $terms and $quoted (the
+# terms as Lucene phrases) are joined by spaces (terms hold none).
+FULLTEXT_CALLS: Final = f"""
+CALL (terms) {{
+    OPTIONAL MATCH (s:ScopeSet {{namespace: $namespace}})
+    WHERE $lucene IS NOT NULL AND any(scope IN s.scopes WHERE scope IN $scopes)
+    WITH collect(s) AS sets
+    WITH [s IN sets | s.key] AS text_keys,
+         reduce(total = 0, s IN sets | total + s.chunk_count) AS text_visible,
+         reduce(total = 0, s IN sets | total + coalesce(s.total_length, 0)) AS visible_length,
+         size([s IN sets WHERE s.total_length IS NULL]) AS unmigrated
+    RETURN text_keys, text_visible, visible_length, unmigrated,
+           [t IN terms | reduce(held = 0, chunks IN COLLECT {{
+               MATCH (x:TermCount) WHERE x.scope_set IN text_keys AND x.term = t
+               RETURN x.chunks
+           }} | held + chunks)] AS holding
+}}
+WITH n, keys, visible, terms, text_keys, text_visible, visible_length, unmigrated, holding,
+     text_visible - reduce(most = 0, h IN holding | CASE WHEN h > most THEN h ELSE most END)
+     < reduce(total = 0, h IN holding | total + h) AS complement
+CALL (text_keys, text_visible, complement) {{
+    WITH 1 AS one
+    WHERE $lucene IS NOT NULL AND text_visible > 0
+    CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}',
+        CASE WHEN complement THEN $complement ELSE $lucene END, {{limit: text_visible}})
+    YIELD node
+    WHERE node.acl_key IN text_keys
+    RETURN count(node) AS matched, sum(node.length) AS matched_length
+}}
+WITH n, keys, visible, terms, text_keys, unmigrated, holding,
+     CASE WHEN complement THEN text_visible - matched ELSE matched END AS pool_size,
+     CASE WHEN complement THEN visible_length - matched_length ELSE matched_length END
+     AS total_length
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length,
+     toFloat(total_length) / CASE pool_size WHEN 0 THEN 1 ELSE pool_size END AS average_length,
+     [held IN holding | log((visible - held + 0.5) / (held + 0.5))] AS raw_idf
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length,
+     CASE WHEN average_length < 1e-9 THEN 1e-9 ELSE average_length END AS average_length,
+     [x IN raw_idf | CASE WHEN x < 1e-6 THEN 1e-6 ELSE x END] AS idf
+CALL (terms, text_keys, idf, average_length) {{
+    WITH $lucene AS lucene
+    WHERE lucene IS NOT NULL
+    CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', lucene, {{limit: $probe}})
+    YIELD node
+    WHERE node.acl_key IN text_keys{_scored("node")}
+    WITH score
+    ORDER BY score DESC
+    LIMIT $limit
+    RETURN collect(score) AS probed
+}}
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length, idf,
+     average_length,
+     CASE WHEN size(probed) >= $limit THEN probed[$limit - 1] * (1 - 1e-9) ELSE 0.0 END
+     AS threshold,
+     [x IN idf | x * ($k1 + 1)] AS bound
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length, idf,
+     average_length,
+     [i IN range(0, size(bound) - 1) WHERE reduce(below = 0.0, j IN range(0, size(bound) - 1) |
+         below + CASE WHEN bound[j] < bound[i] OR (bound[j] = bound[i] AND j <= i)
+                      THEN bound[j] ELSE 0.0 END) > threshold] AS essential
+CALL (terms, text_keys, idf, average_length, essential) {{
+    WITH CASE $quoted WHEN '' THEN [] ELSE split($quoted, ' ') END AS quoted
+    WITH $acl + ' +(' + reduce(q = '', i IN essential | q + ' ' + quoted[i]) + ')' AS lucene
+    WHERE $lucene IS NOT NULL AND size(essential) > 0
+    CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', lucene, {{limit: $pool}})
+    YIELD node
+    WHERE node.acl_key IN text_keys{_scored("node")}
+    ORDER BY score DESC, node.chunk_id
+    LIMIT $view_pool
+    MATCH (d:Document)-[:HAS_CHUNK]->(node)
+    WHERE node.namespace = $namespace AND {VISIBLE}
+    RETURN collect({{chunk_id: node.chunk_id, length: node.length, frequencies: frequencies}})
+           AS lexical_top
+}}"""
+
+# One retrieval's candidates in one statement (one round trip): the scope sets the caller
+# sees (VECTOR_PLAN), the visible full-text hits (FULLTEXT_CALLS), of which only the pool's
+# statistics and its $view_pool best by the same BM25 (graphctx.store.bm25) leave the server:
+# Python re-scores those exactly,
+# the vector hits with the ACL filter inside the index or the exact scan
+# (VECTOR_SEARCH_IN_INDEX / VECTOR_SEARCH_EXACT, chosen by $strategy as the store does), and
+# the scoped views (FETCH_CHUNKS) of the vector hits and of those best full-text matches
+# ($view_pool is a margin over the limit, so a last-bit difference between Java's and Python's
+# arithmetic cannot change which hits Python keeps). $lucene / $vector are null when that list
+# is not asked for. $terms are the query terms joined by spaces (terms hold none): the server
+# plans a statement again for each size class of a list parameter, a second or more here.
+CANDIDATE_SEARCH: Final = f"""
+CYPHER 25
+OPTIONAL MATCH (n:Namespace {{name: $namespace}})
+WITH n, CASE $terms WHEN '' THEN [] ELSE split($terms, ' ') END AS terms
+CALL () {{
+    OPTIONAL MATCH (s:ScopeSet {{namespace: $namespace}})
+    WHERE any(scope IN s.scopes WHERE scope IN $scopes)
+    RETURN collect(s.key) AS keys, coalesce(sum(s.chunk_count), 0) AS visible
+}}
+{FULLTEXT_CALLS}
+CALL (n, keys, visible) {{
+    CALL (n, keys, visible) {{
+      WHEN $vector IS NOT NULL AND size(keys) > 0 AND n.dimension = size($vector)
+           AND ($strategy = 'exact' OR ($strategy = 'auto' AND visible <= $exact_max)) THEN {{
+        MATCH (c:Chunk)
+        WHERE c.acl_key IN keys
+        WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
+        ORDER BY score DESC, c.chunk_id
+        LIMIT $limit
+        MATCH (d:Document)-[:HAS_CHUNK]->(c)
+        WHERE {VISIBLE}
+        RETURN c.chunk_id AS chunk_id, score
+      }}
+      WHEN $vector IS NOT NULL AND size(keys) > 0 AND n.dimension = size($vector)
+           AND ($strategy = 'in_index' OR ($strategy = 'auto' AND visible > $exact_max)) THEN {{
+        MATCH (c:Chunk)
+          SEARCH c IN (
+            VECTOR INDEX {VECTOR_INDEX}
+            FOR $vector
+            WHERE c.acl_key IN keys
+            LIMIT $candidates
+          ) SCORE AS score
+        WITH c, score
+        ORDER BY score DESC, c.chunk_id
+        LIMIT $limit
+        MATCH (d:Document)-[:HAS_CHUNK]->(c)
+        WHERE {VISIBLE}
+        RETURN c.chunk_id AS chunk_id, score
+      }}
+    }}
+    RETURN collect({{chunk_id: chunk_id, score: score}}) AS vector_hits
+}}
+WITH n, keys, visible, pool_size, total_length, holding, unmigrated, lexical_top, vector_hits,
+     [r IN lexical_top | r.chunk_id] + [h IN vector_hits | h.chunk_id] AS ids
+CALL (ids) {{
+    MATCH (c:Chunk {{namespace: $namespace}})
+    WHERE c.chunk_id IN ids
+    MATCH (d:Document)-[:HAS_CHUNK]->(c)
+    WHERE {VISIBLE}
+    RETURN collect({VIEW_MAP}) AS views
+}}
+RETURN n.dimension AS dimension, size(keys) > 0 AS any_visible_set, visible, pool_size,
+       total_length, holding, unmigrated, lexical_top, vector_hits, views
+"""
