@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from graphctx.store.neo4j.queries import FULLTEXT_INDEX, VECTOR_INDEX, VIEW_MAP, VISIBLE
+from graphctx.store.neo4j.queries import (
+    FULLTEXT_INDEX,
+    VIEW_MAP,
+    VISIBLE,
+    vector_exact_body,
+    vector_in_index_body,
+)
 
 
 def _scored(node: str) -> str:
@@ -144,30 +150,11 @@ CALL (n, keys, visible) {{
     CALL (n, keys, visible) {{
       WHEN $vector IS NOT NULL AND size(keys) > 0 AND n.dimension = size($vector)
            AND ($strategy = 'exact' OR ($strategy = 'auto' AND visible <= $exact_max)) THEN {{
-        MATCH (c:Chunk)
-        WHERE c.acl_key IN keys
-        WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
-        ORDER BY score DESC, c.chunk_id
-        LIMIT $limit
-        MATCH (d:Document)-[:HAS_CHUNK]->(c)
-        WHERE {VISIBLE}
-        RETURN c.chunk_id AS chunk_id, score
+{vector_exact_body("keys")}
       }}
       WHEN $vector IS NOT NULL AND size(keys) > 0 AND n.dimension = size($vector)
            AND ($strategy = 'in_index' OR ($strategy = 'auto' AND visible > $exact_max)) THEN {{
-        MATCH (c:Chunk)
-          SEARCH c IN (
-            VECTOR INDEX {VECTOR_INDEX}
-            FOR $vector
-            WHERE c.acl_key IN keys
-            LIMIT $candidates
-          ) SCORE AS score
-        WITH c, score
-        ORDER BY score DESC, c.chunk_id
-        LIMIT $limit
-        MATCH (d:Document)-[:HAS_CHUNK]->(c)
-        WHERE {VISIBLE}
-        RETURN c.chunk_id AS chunk_id, score
+{vector_in_index_body("keys")}
       }}
     }}
     RETURN collect({{chunk_id: chunk_id, score: score}}) AS vector_hits

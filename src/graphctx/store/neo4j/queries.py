@@ -421,27 +421,32 @@ WHERE any(scope IN s.scopes WHERE scope IN $scopes)
 RETURN n.dimension AS dimension, collect(s.key) AS keys, sum(s.chunk_count) AS visible
 """
 
-# Exact cosine over the pre-filtered visible set: 100% recall, cost grows with the set.
-VECTOR_SEARCH_EXACT: Final = f"""
+# The vector hits' bodies, over the visible scope-set keys ``keys`` (a parameter here, a
+# variable inside CANDIDATE_SEARCH): the same text in both statements.
+
+
+def vector_exact_body(keys: str) -> str:
+    """Exact cosine over the pre-filtered visible set: 100% recall, cost grows with the set."""
+    return f"""
 MATCH (c:Chunk)
-WHERE c.acl_key IN $keys
+WHERE c.acl_key IN {keys}
 WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
 ORDER BY score DESC, c.chunk_id
 LIMIT $limit
 MATCH (d:Document)-[:HAS_CHUNK]->(c)
 WHERE {VISIBLE}
 RETURN c.chunk_id AS chunk_id, score
-ORDER BY score DESC, chunk_id
 """
 
-# HNSW search with the ACL filter inside the index: only visible chunks take a slot.
-VECTOR_SEARCH_IN_INDEX: Final = f"""
-CYPHER 25
+
+def vector_in_index_body(keys: str) -> str:
+    """HNSW search with the ACL filter inside the index: only visible chunks take a slot."""
+    return f"""
 MATCH (c:Chunk)
   SEARCH c IN (
     VECTOR INDEX {VECTOR_INDEX}
     FOR $vector
-    WHERE c.acl_key IN $keys
+    WHERE c.acl_key IN {keys}
     LIMIT $candidates
   ) SCORE AS score
 WITH c, score
@@ -450,8 +455,12 @@ LIMIT $limit
 MATCH (d:Document)-[:HAS_CHUNK]->(c)
 WHERE {VISIBLE}
 RETURN c.chunk_id AS chunk_id, score
-ORDER BY score DESC, chunk_id
 """
+
+
+_HIT_ORDER: Final = "ORDER BY score DESC, chunk_id\n"
+VECTOR_SEARCH_EXACT: Final = vector_exact_body("$keys") + _HIT_ORDER
+VECTOR_SEARCH_IN_INDEX: Final = "CYPHER 25" + vector_in_index_body("$keys") + _HIT_ORDER
 
 # A chunk view's fields (name, expression), read the same way as columns and as a map.
 _VIEW_FIELDS: Final = (
