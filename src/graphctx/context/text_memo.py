@@ -76,10 +76,6 @@ class TextMemo(Generic[P, R]):
                 self._entries.popitem(last=False)
         return value
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
 
 def text_memo(maxsize: int) -> Callable[[Callable[P, R]], TextMemo[P, R]]:
     """Decorator: :class:`TextMemo` of the decorated function."""

@@ -61,41 +61,32 @@ async def finish_bundle(
     # scopes: a hit reuses only work on a chunk this caller can see (graphctx.context.text_memo).
     partitions = {v.text: (request.namespace, v.scopes) for v in fetched.views}
     with text_memo_partitions(partitions):
-        return await _finish(store, counter, request, scopes, deadline, fetched)
-
-
-async def _finish(
-    store: GraphStore,
-    counter: TokenCounter,
-    request: ContextRequest,
-    scopes: frozenset[str],
-    deadline: Deadline,
-    fetched: Fetched,
-) -> tuple[Ending, Trail]:
-    ranked, dropped = rank_fresh(fetched, request)
-    trail = Trail(
-        stages=(stage_report(Stage.FETCH_FRESHNESS, StageStatus.OK, fetched.started, len(ranked)),),
-        dropped_for_freshness=dropped,
-    )
-    if not ranked:
-        return (
-            UnanswerableReason.FRESHNESS_UNMET if dropped else UnanswerableReason.NO_EVIDENCE
-        ), trail
-    if fetched.named_entities is not None:
-        started = time.monotonic()
-        relevance = assess_relevance(
-            request.query,
-            [r.view.text for r in ranked],
-            named_entities=fetched.named_entities,
+        ranked, dropped = rank_fresh(fetched, request)
+        trail = Trail(
+            stages=(
+                stage_report(Stage.FETCH_FRESHNESS, StageStatus.OK, fetched.started, len(ranked)),
+            ),
+            dropped_for_freshness=dropped,
         )
-        report = stage_report(
-            Stage.RELEVANCE, StageStatus.OK, started, len(ranked), relevance.explain()
-        )
-        trail += Trail(stages=(report,))
-        if not relevance.answerable:
-            return UnanswerableReason.NO_EVIDENCE, trail
-    ending, gated = await pack_and_gate(store, counter, request, scopes, deadline, ranked)
-    return ending, trail + gated
+        if not ranked:
+            return (
+                UnanswerableReason.FRESHNESS_UNMET if dropped else UnanswerableReason.NO_EVIDENCE
+            ), trail
+        if fetched.named_entities is not None:
+            started = time.monotonic()
+            relevance = assess_relevance(
+                request.query,
+                [r.view.text for r in ranked],
+                named_entities=fetched.named_entities,
+            )
+            report = stage_report(
+                Stage.RELEVANCE, StageStatus.OK, started, len(ranked), relevance.explain()
+            )
+            trail += Trail(stages=(report,))
+            if not relevance.answerable:
+                return UnanswerableReason.NO_EVIDENCE, trail
+        ending, gated = await pack_and_gate(store, counter, request, scopes, deadline, ranked)
+        return ending, trail + gated
 
 
 def rank_fresh(fetched: Fetched, request: ContextRequest) -> tuple[list[RankedEvidence], int]:
