@@ -27,30 +27,17 @@ MAX_QUERY_TERMS = 64
 
 def analyze(text: str) -> list[str]:
     """Split text into index terms: CJK bigrams and lower-cased words."""
-    (tokens,), terms_of = _analyze_tokens([text])
-    return [term for token in tokens for term in terms_of[token]]
-
-
-def _analyze_tokens(texts: Sequence[str]) -> tuple[list[list[str]], dict[str, tuple[str, ...]]]:
-    """Each text's tokens, and the terms of every distinct token among them.
-
-    Each distinct token is analysed once per call and the words are stemmed in one C call
-    (``stemWords``): the index text of a write batch repeats most of its words. The memo lives
-    for this call only (see the stemmer's note below)."""
-    token_lists = [_TOKEN.findall(text) for text in texts]
-    distinct = {token for tokens in token_lists for token in tokens}
-    terms_of: dict[str, tuple[str, ...]] = {}
-    words: list[str] = []
-    for token in distinct:
-        if not _IS_CJK.match(token):
-            words.append(token)
-        elif len(token) == 1:
-            terms_of[token] = (token,)
+    terms: list[str] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if _IS_CJK.match(token):
+            if len(token) == 1:
+                terms.append(token)
+            else:
+                terms.extend(token[i : i + 2] for i in range(len(token) - 1))
         else:
-            terms_of[token] = tuple(token[i : i + 2] for i in range(len(token) - 1))
-    stems = _STEMMER.stemWords([w.lower().replace("\u2019", "'") for w in words])
-    terms_of.update((word, (stem,)) for word, stem in zip(words, stems, strict=True))
-    return token_lists, terms_of
+            terms.append(_stem(token.lower().replace("\u2019", "'")))
+    return terms
 
 
 # Snowball English in C (PyStemmer): the same stems as the pure-Python snowballstemmer
@@ -60,18 +47,29 @@ def _analyze_tokens(texts: Sequence[str]) -> tuple[list[list[str]], dict[str, tu
 _STEMMER = Stemmer.Stemmer("english", 0)
 
 
+def _stem(word: str) -> str:
+    stem: str = _STEMMER.stemWord(word)
+    return stem
+
+
 def index_terms(text: str) -> str:
     """The analysed text stored in the FTS5 column."""
     return " ".join(analyze(text))
 
 
 def index_terms_many(texts: Sequence[str]) -> list[str]:
-    """``index_terms`` of each text, analysed together: the same strings, about three times
-    faster on a write batch's chunks (its distinct words are stemmed once)."""
-    token_lists, terms_of = _analyze_tokens(texts)
-    return [
-        " ".join([term for token in tokens for term in terms_of[token]]) for tokens in token_lists
-    ]
+    """``index_terms`` of each text, analysed together (a write batch's chunks): each distinct
+    token once, its words stemmed in one C call. The memo lives for this call only (see the
+    stemmer's note above)."""
+    token_lists = [_TOKEN.findall(text) for text in texts]
+    distinct = {token for tokens in token_lists for token in tokens}
+    words = [token for token in distinct if token.isascii() or not _IS_CJK.match(token)]
+    stems = _STEMMER.stemWords([word.lower().replace("\u2019", "'") for word in words])
+    terms_of = dict(zip(words, stems, strict=True))  # token -> its terms, space-separated
+    if len(words) < len(distinct):
+        for token in distinct.difference(words):  # a CJK run: its bigrams
+            terms_of[token] = " ".join([token[i : i + 2] for i in range(len(token) - 1)] or [token])
+    return [" ".join(map(terms_of.__getitem__, tokens)) for tokens in token_lists]
 
 
 def query_terms(query: str) -> list[str]:

@@ -77,6 +77,11 @@ def test_texts_analysed_together_get_the_terms_each_gets_alone(texts: list[str])
     assert [index_terms(text) for text in texts] == alone
 
 
+def test_a_batch_analyses_lone_syllables_runs_and_words_as_single_texts_do() -> None:
+    texts = ["부", "부당해고를 Restarting it\u2019s", "", "restarting 부"]
+    assert index_terms_many(texts) == ["부", "부당 당해 해고 고를 restart it", "", "restart 부"]
+
+
 def test_every_word_of_the_bundled_corpus_stems_as_the_pure_python_snowball_does() -> None:
     corpus = Path(graphctx.demo.__file__).parent / "corpus"
     texts = [path.read_text("utf-8") for path in sorted(corpus.rglob("*")) if path.is_file()]
