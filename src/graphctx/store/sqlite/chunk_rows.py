@@ -1,14 +1,15 @@
 """The chunk rows of one write transaction, inserted after all of its documents.
 
 A batch writes each document inside its own savepoint, so that one a rule refuses leaves
-nothing. FTS5 writes its pending terms to disk as a new index segment whenever a savepoint
-begins or ends, so indexing each document inside its savepoint left one segment per document,
-and FTS5 merged them again while the batch ran: at ~1 chunk per document, the savepoint
-releases and the commit were most of the store's write time. Chunks therefore wait here while
-the documents' version rows are written, and go into the chunk table and the full-text table
-in one statement each after the last document, in the same transaction: an error there rolls
-back the whole batch, and a refused document's chunks are dropped with its savepoint
-(:meth:`PendingChunks.rewind`). The index text of all of them is analysed in one call.
+nothing. FTS5 writes its pending terms out as a new index segment at savepoint boundaries, so
+indexing each document inside its savepoint left one segment per document, and FTS5 merged
+them again while the batch ran: at ~1 chunk per document, releasing those savepoints and the
+commit took about half of the store's write time (docs/bench/ingest-sqlite-store.md). Chunks
+therefore wait here while the documents' version rows are written, and go into the chunk
+table and the full-text table in one statement each after the last document, in the same
+transaction: an error there rolls back the whole batch, and a refused document's chunks are
+dropped with its savepoint (:meth:`PendingChunks.rewind`). The index text of all of them is
+analysed in one call.
 
 Row ids are handed out as SQLite would one insert at a time (the largest plus one, document
 after document), so readers' vector caches only append and the rows are those one-by-one
