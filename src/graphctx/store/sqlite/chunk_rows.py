@@ -85,10 +85,9 @@ class PendingChunks:
         del self._texts[mark:]
 
     def insert(self, conn: sqlite3.Connection) -> None:
-        """Insert and index every queued chunk (outside any savepoint: see the module)."""
+        """Insert and index every queued chunk, once, after the transaction's last document
+        (outside any savepoint: see the module)."""
         if not self._rows:
             return
         conn.executemany(_INSERT_CHUNK, self._rows)
         index_chunks(conn, self._namespace, [row[0] for row in self._rows], self._texts)
-        self._first_rowid += len(self._rows)
-        self._rows, self._texts = [], []
