@@ -12,10 +12,11 @@ both backends share one vocabulary and BM25 ranks by how many bigrams and words 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import Stemmer
 
-__all__ = ["MAX_QUERY_TERMS", "analyze", "index_terms", "query_terms"]
+__all__ = ["MAX_QUERY_TERMS", "analyze", "index_terms", "index_terms_many", "query_terms"]
 
 _CJK = r"\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _APOSTROPHES = "'\u2019"
@@ -54,6 +55,21 @@ def _stem(word: str) -> str:
 def index_terms(text: str) -> str:
     """The analysed text stored in the FTS5 column."""
     return " ".join(analyze(text))
+
+
+def index_terms_many(texts: Sequence[str]) -> list[str]:
+    """``index_terms`` of each text, analysed together (a write batch's chunks): each distinct
+    token once, its words stemmed in one C call. The memo lives for this call only (see the
+    stemmer's note above)."""
+    token_lists = [_TOKEN.findall(text) for text in texts]
+    distinct = {token for tokens in token_lists for token in tokens}
+    words = [token for token in distinct if token.isascii() or not _IS_CJK.match(token)]
+    stems = _STEMMER.stemWords([word.lower().replace("\u2019", "'") for word in words])
+    terms_of = dict(zip(words, stems, strict=True))  # token -> its terms, space-separated
+    if len(words) < len(distinct):
+        for token in distinct.difference(words):  # a CJK run: its bigrams
+            terms_of[token] = " ".join([token[i : i + 2] for i in range(len(token) - 1)] or [token])
+    return [" ".join(map(terms_of.__getitem__, tokens)) for tokens in token_lists]
 
 
 def query_terms(query: str) -> list[str]:

@@ -8,7 +8,14 @@ from snowballstemmer.english_stemmer import EnglishStemmer
 
 import graphctx.demo
 from graphctx.store.sqlite.fts5_query import match_expression
-from graphctx.text.lexical import _IS_CJK, _TOKEN, MAX_QUERY_TERMS, analyze
+from graphctx.text.lexical import (
+    _IS_CJK,
+    _TOKEN,
+    MAX_QUERY_TERMS,
+    analyze,
+    index_terms,
+    index_terms_many,
+)
 
 
 def test_hangul_runs_become_overlapping_bigrams() -> None:
@@ -61,6 +68,18 @@ WORDLIKE = st.text(
 @given(WORDLIKE)
 def test_the_analyser_stems_as_the_pure_python_snowball_does(text: str) -> None:
     assert analyze(text) == reference_analyze(text)
+
+
+@given(st.lists(WORDLIKE, max_size=8))
+def test_texts_analysed_together_get_the_terms_each_gets_alone(texts: list[str]) -> None:
+    alone = [" ".join(reference_analyze(text)) for text in texts]
+    assert index_terms_many(texts) == alone
+    assert [index_terms(text) for text in texts] == alone
+
+
+def test_a_batch_analyses_lone_syllables_runs_and_words_as_single_texts_do() -> None:
+    texts = ["부", "부당해고를 Restarting it\u2019s", "", "restarting 부"]
+    assert index_terms_many(texts) == ["부", "부당 당해 해고 고를 restart it", "", "restart 부"]
 
 
 def test_every_word_of_the_bundled_corpus_stems_as_the_pure_python_snowball_does() -> None:

@@ -28,7 +28,7 @@ from typing import Final
 from graphctx.store.sqlite.fts5_query import prune_common_terms
 from graphctx.store.sqlite.namespace_stats import NamespaceStats
 from graphctx.store.sqlite.visible_bm25 import rank_visible
-from graphctx.text.lexical import index_terms
+from graphctx.text.lexical import index_terms_many
 
 __all__ = [
     "FTS_TOKENIZER",
@@ -77,14 +77,14 @@ def _create_table(conn: sqlite3.Connection, namespace: str) -> str:
 
 
 def index_chunks(
-    conn: sqlite3.Connection, namespace: str, chunks: Sequence[tuple[int, str]]
+    conn: sqlite3.Connection, namespace: str, rowids: Sequence[int], texts: Sequence[str]
 ) -> None:
-    """Index chunks' analysed text (``(chunk rowid, text)``) in their namespace's table
-    (created on first use)."""
+    """Index chunks' analysed text (``texts[i]`` is chunk row ``rowids[i]``'s) in their
+    namespace's table (created on first use), in one statement."""
     name = table_of(conn, namespace) or _create_table(conn, namespace)
     conn.executemany(
         f"INSERT INTO {name} (rowid, terms) VALUES (?, ?)",
-        [(rowid, index_terms(text)) for rowid, text in chunks],
+        zip(rowids, index_terms_many(texts), strict=True),
     )
 
 

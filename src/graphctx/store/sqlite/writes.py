@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
-import numpy as np
-
 from graphctx.errors import InvalidDocumentError
 from graphctx.store.declarations import declaration_id, is_home_declaration, name_keys
 from graphctx.store.namespace_embedder import EmbedderRecord, require_same_embedder
@@ -34,7 +32,8 @@ from graphctx.store.records import (
     check_expectation,
     check_scopes_of_older_versions,
 )
-from graphctx.store.sqlite.fulltext import index_chunks, unindex_document
+from graphctx.store.sqlite.chunk_rows import PendingChunks
+from graphctx.store.sqlite.fulltext import unindex_document
 
 
 def latest_stored_version(
@@ -102,6 +101,23 @@ def write_document_version(
     embedder: str,
     expected: Expectation | None = None,
 ) -> WriteResult:
+    """One document in the caller's transaction (a refusal raises ``InvalidDocumentError``)."""
+    pending = PendingChunks(conn, document.namespace)
+    result = _write_version(conn, document, chunks, embedder, expected, pending)
+    pending.insert(conn)
+    return result
+
+
+def _write_version(
+    conn: sqlite3.Connection,
+    document: NewDocument,
+    chunks: Sequence[NewChunk],
+    embedder: str,
+    expected: Expectation | None,
+    pending: PendingChunks,
+) -> WriteResult:
+    """Write one version's rows and queue its chunks in ``pending``: nothing after the
+    queueing can refuse the document."""
     dim = int(chunks[0].embedding.shape[0]) if chunks else 0
     previous = latest_stored_version(conn, document.namespace, document.document_id)
     check_expectation(expected, previous)
@@ -151,7 +167,7 @@ def write_document_version(
             "INSERT INTO document_scopes (scope, doc) VALUES (?, ?)",
             [(scope, doc_rowid) for scope in sorted(document.scopes)],
         )
-    chunk_ids = _insert_chunks(conn, document, doc_rowid, seq, chunks)
+    chunk_ids = pending.add(document, doc_rowid, seq, chunks)
     outcome = WriteOutcome.ADDED if previous is None else WriteOutcome.NEW_VERSION
     latest = StoredVersion(
         document.document_id,
@@ -168,23 +184,28 @@ def write_document_versions(
     conn: sqlite3.Connection, namespace: str, writes: Sequence[DocumentWrite], embedder: str
 ) -> list[WriteResult | InvalidDocumentError]:
     """A batch in the caller's transaction: each document as ``write_document_version``
-    would write it in turn, inside a savepoint, so one a rule refuses leaves nothing."""
+    would write it in turn, inside a savepoint, so one a rule refuses leaves nothing; then
+    every chunk of the batch at once (:mod:`.chunk_rows`)."""
     results: list[WriteResult | InvalidDocumentError] = []
+    pending = PendingChunks(conn, namespace)
     for write in writes:
         if write.document.namespace != namespace:
             raise ValueError(f"{write.document.document_id} is not in namespace {namespace!r}")
+        mark = pending.mark()
         conn.execute("SAVEPOINT document_write")
         try:
-            result = write_document_version(
-                conn, write.document, write.chunks, embedder, write.expected
+            result = _write_version(
+                conn, write.document, write.chunks, embedder, write.expected, pending
             )
         except InvalidDocumentError as exc:
             conn.execute("ROLLBACK TO document_write")
+            pending.rewind(mark)
             results.append(exc)
         else:
             results.append(result)
         finally:
             conn.execute("RELEASE document_write")
+    pending.insert(conn)
     return results
 
 
@@ -217,50 +238,6 @@ def _insert_document(conn: sqlite3.Connection, d: NewDocument, version: str, seq
     )
     assert cursor.lastrowid is not None
     return cursor.lastrowid
-
-
-def _insert_chunks(
-    conn: sqlite3.Connection, d: NewDocument, doc_rowid: int, seq: int, chunks: Sequence[NewChunk]
-) -> tuple[str, ...]:
-    """Insert and index a version's chunks (two ``executemany``); return their ids.
-
-    Row ids are handed out as SQLite would one insert at a time (the largest plus one), so
-    readers' vector caches only append."""
-    for chunk in chunks:
-        if d.text[chunk.start_char : chunk.end_char] != chunk.text:
-            raise ValueError(f"chunk {chunk.ordinal} of {d.document_id} does not match its span")
-    if not chunks:
-        return ()
-    (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()
-    chunk_ids = tuple(f"{d.document_id}@{seq}#{chunk.ordinal}" for chunk in chunks)
-    conn.executemany(
-        """INSERT INTO chunks (id, chunk_id, namespace, doc, ordinal, start_char, end_char,
-               text, heading_path, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        [
-            (
-                last + 1 + i,
-                chunk_id,
-                d.namespace,
-                doc_rowid,
-                chunk.ordinal,
-                chunk.start_char,
-                chunk.end_char,
-                chunk.text,
-                json.dumps(list(chunk.heading_path), ensure_ascii=False),
-                np.ascontiguousarray(chunk.embedding, dtype=np.float32).tobytes(),
-            )
-            for i, (chunk_id, chunk) in enumerate(zip(chunk_ids, chunks, strict=True))
-        ],
-    )
-    index_chunks(
-        conn,
-        d.namespace,
-        [
-            (last + 1 + i, " ".join([*chunk.heading_path, d.title or "", chunk.text]))
-            for i, chunk in enumerate(chunks)
-        ],
-    )
-    return chunk_ids
 
 
 def _count_layout_change(conn: sqlite3.Connection) -> None:
