@@ -50,7 +50,7 @@ __all__ = [
 
 AGREEMENT_DEPTH = 10  # top hits of two lists compared to weigh the second by the first
 REFERENCE_ORDER = (RetrieverName.FULLTEXT, RetrieverName.VECTOR)  # first present: reference
-GRAPH_WEIGHT = 1.0  # propagated graph score's weight against a chunk's relative fused score
+GRAPH_WEIGHT = 2.0  # propagated graph score's weight against a chunk's relative fused score
 
 
 @dataclass(frozen=True)
