@@ -40,6 +40,7 @@ __all__ = [
     "GraphExpansion",
     "expand_graph",
     "policy_for",
+    "walk_anchors",
 ]
 
 ANCHOR_COUNT: Final = 3  # at most this many top fused candidates are expanded from ...
@@ -100,6 +101,19 @@ def anchors_from(
     }
 
 
+def walk_anchors(
+    fused: Sequence[FusedCandidate],
+    seeds: Sequence[str],
+    question: QuestionClass,
+    policy: ExpansionPolicy | None = None,
+) -> dict[str, float]:
+    """The anchors :func:`expand_graph` walks from: none when the policy walks no hop or a
+    relational question names entities (answered from their neighbourhood alone)."""
+    chosen = policy or policy_for(question)
+    relational = question.type is QuestionType.RELATIONAL and bool(seeds)
+    return anchors_from(fused) if chosen.max_hops > 0 and not relational else {}
+
+
 async def _both(
     first: Coroutine[Any, Any, ExpansionResult], second: Coroutine[Any, Any, ExpansionResult]
 ) -> tuple[ExpansionResult, ExpansionResult]:
@@ -133,8 +147,7 @@ async def expand_graph(
     """
     started = time.monotonic()
     chosen = policy or policy_for(question)
-    relational = question.type is QuestionType.RELATIONAL and bool(seeds)
-    anchors = anchors_from(fused) if chosen.max_hops > 0 and not relational else {}
+    anchors = walk_anchors(fused, seeds, question, chosen)
     neighbourhood_policy = replace(
         chosen,
         max_hops=1,

@@ -20,7 +20,10 @@ pushes strong full-text hits out of the top of the bundle. Here instead:
    restart share of its own mass (``1 - hop_decay``, what the walk does not pass on):
    without it every anchor counted only its search score while a search hit next to an
    anchor counted its search score *and* the anchor's vote, so neighbours of the top hit
-   overtook the other anchors.
+   overtook the other anchors. The propagated score weighs ``GRAPH_WEIGHT`` against the
+   relative score (chosen leave-one-set-out, docs/eval/README.md); one anchor's neighbour
+   (at most ``hop_decay`` of its mass) stays below that anchor while
+   ``GRAPH_WEIGHT * (2 * hop_decay - 1) < 1``.
 
 Deterministic: ties go to the best single rank, then the chunk id. ``Fusion.explain`` is the
 line the manifest carries.
@@ -50,7 +53,7 @@ __all__ = [
 
 AGREEMENT_DEPTH = 10  # top hits of two lists compared to weigh the second by the first
 REFERENCE_ORDER = (RetrieverName.FULLTEXT, RetrieverName.VECTOR)  # first present: reference
-GRAPH_WEIGHT = 1.0  # propagated graph score's weight against a chunk's relative fused score
+GRAPH_WEIGHT = 2.0  # propagated graph score's weight against a chunk's relative fused score
 
 
 @dataclass(frozen=True)
@@ -183,11 +186,12 @@ def merge_graph(
     """Search candidates (relative score) plus ``weight`` times each chunk's propagated score.
 
     Propagated scores are in the anchors' units (an anchor's relative score times the path's
-    decay), so one anchor's neighbour lands below that anchor; support from several anchors
-    adds up. A graph-only chunk enters with its propagated score alone. ``restart`` gives
-    each anchor the share of its relative score the walk keeps at it (combined with what
-    other anchors propagate to it as independent support); the chunk's reported graph score
-    stays what the walk propagated to it.
+    decay), so one anchor's neighbour lands below that anchor when the anchor keeps its
+    restart share (see the module); support from several anchors adds up. A graph-only
+    chunk enters with its propagated score alone. ``restart`` gives each anchor the share of
+    its relative score the walk keeps at it (combined with what other anchors propagate to it
+    as independent support); the chunk's reported graph score stays what the walk propagated
+    to it.
     """
     kept = restart or {}
     relative = relative_scores(candidates)

@@ -13,7 +13,13 @@ from typing import Final
 
 from graphctx.contract import RetrievalMode
 from graphctx.retrieve.entities import order_matches
-from graphctx.retrieve.expansion import SEED_LIMIT, GraphExpansion, expand_graph, policy_for
+from graphctx.retrieve.expansion import (
+    SEED_LIMIT,
+    GraphExpansion,
+    expand_graph,
+    policy_for,
+    walk_anchors,
+)
 from graphctx.retrieve.fusion import FusedCandidate, merge_graph
 from graphctx.retrieve.question_type import QuestionClass
 from graphctx.retrieve.routing import GraphVerdict, graph_verdict
@@ -22,7 +28,7 @@ from graphctx.store.records import ChunkHit, EntityMatch, PathStep
 
 __all__ = ["PROPAGATION_ROUNDS", "GraphRanking", "chained", "rank_with_graph"]
 
-PROPAGATION_ROUNDS: Final = 2  # walks, each from the anchors of the ranking the last one merged
+PROPAGATION_ROUNDS: Final = 2  # walks at most, each from new anchors of the last merge
 
 
 @dataclass(frozen=True)
@@ -72,12 +78,15 @@ async def rank_with_graph(
 ) -> GraphRanking:
     """Walk from the anchors and named entities; merge; keep the merge when it should join.
 
-    The walk is repeated ``PROPAGATION_ROUNDS`` times, each from the anchors of the ranking
-    the previous walk merged (one more power-iteration step of personalized PageRank, whose
-    one-step truncation the first walk is): a bridge document the first walk lifted into the
-    top becomes an anchor of the second, so the passage joined to it, not to the question,
-    is reached too. A round that finds nothing visible, runs out of time, or (in ``auto``)
-    would not join keeps the ranking of the round before.
+    The walk is repeated up to ``PROPAGATION_ROUNDS`` times, each from the anchors of the
+    ranking the previous walk merged (one more power-iteration step of personalized PageRank,
+    whose one-step truncation the first walk is): a bridge document the first walk lifted
+    into the top becomes an anchor of the second, so the passage joined to it, not to the
+    question, is reached too. A round whose anchors were all walked from already is not
+    taken: it would add the same propagation to a ranking that holds it (how much the graph
+    weighs is ``GRAPH_WEIGHT``'s one decision, not a count of repeats). A round that finds
+    nothing visible, runs out of time, or (in ``auto``) would not join keeps the ranking of
+    the round before.
     """
     seeds, namesakes = seeds_by_name(entities)
     restart = 1.0 - policy_for(question).hop_decay  # what the walk keeps at each anchor
@@ -85,6 +94,8 @@ async def rank_with_graph(
     walks: list[GraphExpansion] = []
     reason = "graph expansion found nothing visible: hybrid ranking"
     for _ in range(PROPAGATION_ROUNDS):
+        if walks and set(walk_anchors(current, seeds, question)) <= set(walks[-1].anchors):
+            break
         graph = await expand_graph(
             store, namespace, current, seeds, question, scopes, deadline_at, namesakes=namesakes
         )
