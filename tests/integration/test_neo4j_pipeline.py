@@ -12,6 +12,7 @@ import pytest
 
 from graphctx.context import default_token_counter
 from graphctx.contract import ContextRequest, Freshness
+from graphctx.contract.request import MAX_TIMEOUT_MS
 from graphctx.demo.run import corpus_path, load_script
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.ingest.pipeline import IngestReport
@@ -72,6 +73,7 @@ def requests(namespace: str) -> list[ContextRequest]:
             allowed_scopes=sorted(script.grants[principal]),
             namespace=namespace,
             max_tokens=MAX_TOKENS,
+            timeout_ms=MAX_TIMEOUT_MS,  # visibility and answerability, not latency, are compared
         )
         for question in script.questions
         for principal in question.principals
