@@ -24,7 +24,7 @@ from graphctx.retrieve import relevance
 
 # The uncached work behind each memo, looked up through its module at call time.
 SEAMS = (
-    (minhash, "shingles"),
+    (minhash, "shingle_hashes"),
     (relevance, "analyze"),
     (delimiters, "PrefixNeutraliser"),
     (truncation, "_sentence_cuts"),

@@ -28,7 +28,7 @@ from graphctx.context.evidence import (
     PackingPolicy,
     evidence_sort_key,
 )
-from graphctx.context.minhash import MinHashSignature, minhash_signature
+from graphctx.context.minhash import LazySignature, lazy_signature
 
 __all__ = ["DuplicateFilter", "drop_unusable_and_repeated"]
 
@@ -64,7 +64,7 @@ class _Packed:
     item: PackableEvidence
     start_char: int
     end_char: int
-    signature: MinHashSignature
+    signature: LazySignature
 
 
 @dataclass
@@ -72,7 +72,7 @@ class DuplicateFilter:
     """Span-overlap and near-duplicate checks against the blocks packed so far."""
 
     policy: PackingPolicy
-    signatures: dict[str, MinHashSignature] = field(default_factory=dict)
+    signatures: dict[str, LazySignature] = field(default_factory=dict)
     packed: list[_Packed] = field(default_factory=list)
 
     def reason(self, item: PackableEvidence) -> DropReason | None:
@@ -91,7 +91,7 @@ class DuplicateFilter:
             )
             if other_version:
                 continue
-            if other.signature.similarity(signature) >= self.policy.near_duplicate_threshold:
+            if signature.reaches(other.signature, self.policy.near_duplicate_threshold):
                 return DropReason.NEAR_DUPLICATE
         return None
 
@@ -100,14 +100,14 @@ class DuplicateFilter:
         signature = (
             self._signature(item)
             if content == item.text
-            else minhash_signature(content, self.policy.shingle_chars)
+            else LazySignature(content, self.policy.shingle_chars)
         )
         self.packed.append(_Packed(item, start_char, end_char, signature))
 
-    def _signature(self, item: PackableEvidence) -> MinHashSignature:
+    def _signature(self, item: PackableEvidence) -> LazySignature:
         signature = self.signatures.get(item.evidence_id)
         if signature is None:
-            signature = minhash_signature(item.text, self.policy.shingle_chars)
+            signature = lazy_signature(item.text, self.policy.shingle_chars)
             self.signatures[item.evidence_id] = signature
         return signature
 

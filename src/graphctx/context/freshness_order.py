@@ -29,7 +29,7 @@ import numpy as np
 
 from graphctx.context.blocks import CachedCounter, fit_block
 from graphctx.context.evidence import PackableEvidence, PackedBlock, PackingPolicy
-from graphctx.context.minhash import MinHashSignature, minhash_signature
+from graphctx.context.minhash import LazySignature, MinHashSignature, lazy_signature
 from graphctx.contract import Freshness
 
 __all__ = ["Presentation", "prefer_current_twins", "present_current_first"]
@@ -42,14 +42,12 @@ def _stale(item: PackableEvidence) -> bool:
 
 
 def _signature(
-    item: PackableEvidence, policy: PackingPolicy, signatures: dict[str, MinHashSignature]
+    item: PackableEvidence, policy: PackingPolicy, signatures: dict[str, LazySignature]
 ) -> MinHashSignature:
     signature = signatures.get(item.evidence_id)
     if signature is None:
-        signature = signatures[item.evidence_id] = minhash_signature(
-            item.text, policy.shingle_chars
-        )
-    return signature
+        signature = signatures[item.evidence_id] = lazy_signature(item.text, policy.shingle_chars)
+    return signature.signature()
 
 
 def _mergeable(a: PackableEvidence, b: PackableEvidence) -> bool:
@@ -58,7 +56,7 @@ def _mergeable(a: PackableEvidence, b: PackableEvidence) -> bool:
 
 
 def prefer_current_twins(
-    items: Sequence[E], policy: PackingPolicy, signatures: dict[str, MinHashSignature]
+    items: Sequence[E], policy: PackingPolicy, signatures: dict[str, LazySignature]
 ) -> tuple[list[E], int]:
     """``items`` (selection order) with each current near duplicate of a better-ranked stale
     item moved just before the first such stale item; and how many were moved."""
