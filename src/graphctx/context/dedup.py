@@ -22,6 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from graphctx.context.evidence import (
     DropReason,
     PackableEvidence,
@@ -74,6 +77,7 @@ class DuplicateFilter:
     policy: PackingPolicy
     signatures: dict[str, LazySignature] = field(default_factory=dict)
     packed: list[_Packed] = field(default_factory=list)
+    _head_rows: npt.NDArray[np.uint64] | None = field(default=None, init=False, repr=False)
 
     def reason(self, item: PackableEvidence) -> DropReason | None:
         for other in self.packed:
@@ -84,16 +88,29 @@ class DuplicateFilter:
             if same_version and self._overlap_ratio(other, item) >= self.policy.span_overlap_ratio:
                 return DropReason.OVERLAPPING_SPAN
         signature = self._signature(item)
-        for other in self.packed:
-            other_version = (
+        comparable = [
+            at
+            for at, other in enumerate(self.packed)
+            if not (
                 other.item.document_id == item.document_id
                 and other.item.document_version != item.document_version
             )
-            if other_version:
-                continue
-            if signature.reaches(other.signature, self.policy.near_duplicate_threshold):
+        ]
+        if not comparable:
+            return None
+        # the heads of all comparable packed blocks against this one's, in one array operation
+        same_heads = np.count_nonzero(self._heads()[comparable] == signature.head, axis=1)
+        for at, same in zip(comparable, same_heads.tolist(), strict=True):
+            theirs = self.packed[at].signature
+            if signature.reaches(theirs, self.policy.near_duplicate_threshold, same):
                 return DropReason.NEAR_DUPLICATE
         return None
+
+    def _heads(self) -> npt.NDArray[np.uint64]:
+        """The head of every packed block's signature, one row per block in packed order."""
+        if self._head_rows is None or len(self._head_rows) != len(self.packed):
+            self._head_rows = np.stack([packed.signature.head for packed in self.packed])
+        return self._head_rows
 
     def add(self, item: PackableEvidence, content: str, start_char: int, end_char: int) -> None:
         """Record a packed block; a truncated block is compared by what it actually shows."""

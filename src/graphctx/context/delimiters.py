@@ -50,6 +50,10 @@ _AFTER_ANGLE: Final = re.compile(
 )
 _ASCII_ANGLE: Final = re.compile("<")
 _READ_BRACKET: Final = re.compile(r"[<\[]")
+# Characters that never read as "<" or "[" (ASCII "<" aside, which is escaped anyway): ASCII
+# but "[", Hangul syllables, CJK unified ideographs; a test reads every one of them. Skipping
+# them leaves the look-alike check a few characters to ask about in most text.
+_PLAIN: Final = re.compile(r"[\x00-\x5a\x5c-\x7f\uac00-\ud7a3\u4e00-\u9fff]+")
 _AFTER_SQUARE: Final = re.compile(
     rf"{_SPACE}/?{_SPACE}(?:inst|system_prompt|available_tools|tool_calls|tool_results"
     rf"|tool_content|sys){_SPACE}\]"
@@ -115,7 +119,7 @@ class PrefixNeutraliser:
         if free is None:
             free = self._look_alike_free = not any(
                 "<" in reading or "[" in reading
-                for char in set(self._text)
+                for char in set(_PLAIN.sub("", self._text))
                 if char != "<" and (reading := reads_as(char))
             )
         return free

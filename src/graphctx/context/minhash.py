@@ -112,10 +112,16 @@ class LazySignature:
             full = self._full = MinHashSignature(tuple(self._head.tolist() + tail.tolist()))
         return full
 
-    def reaches(self, other: LazySignature, threshold: float) -> bool:
+    @property
+    def head(self) -> npt.NDArray[np.uint64]:
+        """The first ``HEAD_PERMUTATIONS`` minima."""
+        return self._head
+
+    def reaches(self, other: LazySignature, threshold: float, same_head: int | None = None) -> bool:
         """``other.signature().similarity(self.signature()) >= threshold``, computing the rest
-        of either signature only when the heads leave it open."""
-        same = int(np.count_nonzero(self._head == other._head))
+        of either signature only when the heads leave it open. ``same_head``: how many minima
+        the heads share, when the caller counted them (for many others at once)."""
+        same = int(np.count_nonzero(self._head == other._head)) if same_head is None else same_head
         if (same + MINHASH_PERMUTATIONS - HEAD_PERMUTATIONS) / MINHASH_PERMUTATIONS < threshold:
             return False  # even if every other minimum agreed
         return other.signature().similarity(self.signature()) >= threshold

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from graphctx.context.delimiters import (
     _AFTER_ANGLE,
     _AFTER_SQUARE,
+    _PLAIN,
     ESCAPED_BRACKET,
     ESCAPED_SQUARE_BRACKET,
     PrefixNeutraliser,
@@ -97,3 +98,12 @@ def test_texts_with_or_without_look_alikes_are_neutralised_as_if_read_alone(text
 def test_a_reading_is_the_readings_of_its_characters_in_order(text: str) -> None:
     fast, slow = read(text), reference_read(text)
     assert (fast.text, fast.origin) == (slow.text, slow.origin)
+
+
+def test_the_characters_the_look_alike_check_skips_never_read_as_a_bracket() -> None:
+    skipped = [chr(code) for code in range(0x110000) if _PLAIN.fullmatch(chr(code))]
+    assert "[" not in skipped
+    assert len(skipped) == 0x80 - 1 + (0xD7A3 - 0xAC00 + 1) + (0x9FFF - 0x4E00 + 1)
+    for char in skipped:
+        reading = reads_as(char)
+        assert char == "<" or ("<" not in reading and "[" not in reading), hex(ord(char))
