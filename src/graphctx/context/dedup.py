@@ -31,7 +31,7 @@ from graphctx.context.evidence import (
     PackingPolicy,
     evidence_sort_key,
 )
-from graphctx.context.minhash import LazySignature, lazy_signature
+from graphctx.context.minhash import LazySignature
 
 __all__ = ["DuplicateFilter", "drop_unusable_and_repeated"]
 
@@ -124,7 +124,7 @@ class DuplicateFilter:
     def _signature(self, item: PackableEvidence) -> LazySignature:
         signature = self.signatures.get(item.evidence_id)
         if signature is None:
-            signature = lazy_signature(item.text, self.policy.shingle_chars)
+            signature = LazySignature(item.text, self.policy.shingle_chars)
             self.signatures[item.evidence_id] = signature
         return signature
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from graphctx.context.blocks import CachedCounter, fit_block
 from graphctx.context.evidence import PackableEvidence, PackedBlock, PackingPolicy
-from graphctx.context.minhash import LazySignature, MinHashSignature, lazy_signature
+from graphctx.context.minhash import LazySignature, MinHashSignature
 from graphctx.contract import Freshness
 
 __all__ = ["Presentation", "prefer_current_twins", "present_current_first"]
@@ -46,7 +46,7 @@ def _signature(
 ) -> MinHashSignature:
     signature = signatures.get(item.evidence_id)
     if signature is None:
-        signature = signatures[item.evidence_id] = lazy_signature(item.text, policy.shingle_chars)
+        signature = signatures[item.evidence_id] = LazySignature(item.text, policy.shingle_chars)
     return signature.signature()
 
 

@@ -24,15 +24,15 @@ __all__ = [
     "MINHASH_PERMUTATIONS",
     "LazySignature",
     "MinHashSignature",
-    "lazy_signature",
     "minhash_signature",
     "shingle_hashes",
     "shingles",
+    "signature_head",
 ]
 
 MINHASH_PERMUTATIONS = 128
 HEAD_PERMUTATIONS = 32  # computed for every text; enough to rule out most pairs
-SIGNATURE_CACHE_ENTRIES = 8_192  # chunk texts recur across requests; signatures are pure
+SIGNATURE_CACHE_ENTRIES = 8_192  # chunk texts recur across requests; signature heads are pure
 _PRIME = np.uint64(4_294_967_291)  # largest prime below 2**32: a*x + b stays below 2**64
 
 
@@ -81,7 +81,7 @@ class MinHashSignature:
 
 
 def minhash_signature(text: str, shingle_size: int = 5) -> MinHashSignature:
-    return lazy_signature(text, shingle_size).signature()
+    return LazySignature(text, shingle_size).signature()
 
 
 class LazySignature:
@@ -91,6 +91,10 @@ class LazySignature:
     Most candidates the packer compares share few shingles with anything packed: the head alone
     shows that the similarity cannot reach the threshold, whatever the other minima are, and
     the other three quarters of the permutations (most of a signature's cost) are never run.
+
+    Only the head is memoised (:func:`signature_head`, in the text's partition). Whether the
+    rest was needed depends on what the text was compared with, which may be a chunk another
+    caller cannot see; so the rest lives in this object, which lives for one packing call.
     """
 
     __slots__ = ("_full", "_head", "_size", "_text")
@@ -98,10 +102,13 @@ class LazySignature:
     def __init__(self, text: str, shingle_size: int = 5) -> None:
         self._text = text
         self._size = shingle_size
-        self._head = _minima(
-            shingle_hashes(text, shingle_size), _A[:HEAD_PERMUTATIONS], _B[:HEAD_PERMUTATIONS]
-        )
+        self._head = signature_head(text, shingle_size)
         self._full: MinHashSignature | None = None
+
+    @property
+    def head(self) -> npt.NDArray[np.uint64]:
+        """The first ``HEAD_PERMUTATIONS`` minima."""
+        return self._head
 
     def signature(self) -> MinHashSignature:
         """The whole signature (the same as :func:`minhash_signature`)."""
@@ -111,11 +118,6 @@ class LazySignature:
             tail = _minima(hashes, _A[HEAD_PERMUTATIONS:], _B[HEAD_PERMUTATIONS:])
             full = self._full = MinHashSignature(tuple(self._head.tolist() + tail.tolist()))
         return full
-
-    @property
-    def head(self) -> npt.NDArray[np.uint64]:
-        """The first ``HEAD_PERMUTATIONS`` minima."""
-        return self._head
 
     def reaches(self, other: LazySignature, threshold: float, same_head: int | None = None) -> bool:
         """``other.signature().similarity(self.signature()) >= threshold``, computing the rest
@@ -128,9 +130,14 @@ class LazySignature:
 
 
 @text_memo(maxsize=SIGNATURE_CACHE_ENTRIES)
-def lazy_signature(text: str, shingle_size: int = 5) -> LazySignature:
-    """:class:`LazySignature` of ``text``, memoised in the text's partition."""
-    return LazySignature(text, shingle_size)
+def signature_head(text: str, shingle_size: int = 5) -> npt.NDArray[np.uint64]:
+    """The first ``HEAD_PERMUTATIONS`` minima of ``text``'s signature (read-only), memoised in
+    the text's partition."""
+    head = _minima(
+        shingle_hashes(text, shingle_size), _A[:HEAD_PERMUTATIONS], _B[:HEAD_PERMUTATIONS]
+    )
+    head.setflags(write=False)
+    return head
 
 
 def _minima(
