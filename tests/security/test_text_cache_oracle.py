@@ -24,7 +24,7 @@ from graphctx.retrieve import relevance
 
 # The uncached work behind each memo, looked up through its module at call time.
 SEAMS = (
-    (minhash, "shingles"),
+    (minhash, "shingle_hashes"),
     (relevance, "analyze"),
     (delimiters, "PrefixNeutraliser"),
     (truncation, "_sentence_cuts"),
@@ -98,4 +98,45 @@ def test_the_attackers_request_does_the_same_work_whatever_hidden_requests_did_b
 
     cold, after_the_victim = work
     assert sum(cold.values()) > 0
+    assert after_the_victim == cold
+
+
+def ask_with(provider: ContextProvider, query: str, namespace: str, scopes: list[str]) -> None:
+    request = ContextRequest(
+        query=query, principal_id="-".join(scopes), allowed_scopes=scopes, namespace=namespace
+    )
+    assert provider.retrieve(request).answerable
+
+
+def test_what_a_shared_chunk_was_compared_with_leaves_no_trace_for_the_next_request(
+    provider: ContextProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk both callers see (eng) is packed, for a caller who also reads hr, beside a hidden
+    near duplicate of it. The near-duplicate check then needs the two texts' whole signatures,
+    not the memoised heads. If those were memoised too, the attacker's next request, comparing
+    the shared chunk with a near duplicate of their own, would do less work: a hidden text
+    like the shared one exists. (Failed while the whole signature was kept in the memo entry:
+    1 shingle pass instead of 2.)"""
+    rng = random.Random("compared-with")
+    calls = count_work(monkeypatch)
+    work: list[Counter[str]] = []
+    for run, victim_reads_first in enumerate((False, True)):
+        namespace = f"shared{run}"
+        shared = secret_text(rng)
+        word = shared.split()[1]
+        write(provider, tmp_path / f"shared{run}", shared, namespace, "eng")
+        hidden = shared.replace("Friday", "Monday").replace("forty", "fifty")
+        write(provider, tmp_path / f"hidden{run}", hidden, namespace, "hr")
+        own = shared.replace("Friday", "Sunday").replace("cash", "shares")
+        write(provider, tmp_path / f"own{run}", own, namespace, "own")
+        query = f"When does the {word} acquisition close?"
+        ask_with(provider, query, namespace, ["eng"])  # the shared chunk's memos, warm
+        if victim_reads_first:
+            ask_with(provider, query, namespace, ["eng", "hr"])
+        calls.clear()
+        ask_with(provider, query, namespace, ["eng", "own"])
+        work.append(Counter(calls))
+
+    cold, after_the_victim = work
+    assert cold["shingle_hashes"] > 0
     assert after_the_victim == cold

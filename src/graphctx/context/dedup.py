@@ -22,13 +22,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from graphctx.context.evidence import (
     DropReason,
     PackableEvidence,
     PackingPolicy,
     evidence_sort_key,
 )
-from graphctx.context.minhash import MinHashSignature, minhash_signature
+from graphctx.context.minhash import LazySignature
 
 __all__ = ["DuplicateFilter", "drop_unusable_and_repeated"]
 
@@ -64,7 +67,7 @@ class _Packed:
     item: PackableEvidence
     start_char: int
     end_char: int
-    signature: MinHashSignature
+    signature: LazySignature
 
 
 @dataclass
@@ -72,8 +75,9 @@ class DuplicateFilter:
     """Span-overlap and near-duplicate checks against the blocks packed so far."""
 
     policy: PackingPolicy
-    signatures: dict[str, MinHashSignature] = field(default_factory=dict)
+    signatures: dict[str, LazySignature] = field(default_factory=dict)
     packed: list[_Packed] = field(default_factory=list)
+    _head_rows: npt.NDArray[np.uint64] | None = field(default=None, init=False, repr=False)
 
     def reason(self, item: PackableEvidence) -> DropReason | None:
         for other in self.packed:
@@ -84,30 +88,43 @@ class DuplicateFilter:
             if same_version and self._overlap_ratio(other, item) >= self.policy.span_overlap_ratio:
                 return DropReason.OVERLAPPING_SPAN
         signature = self._signature(item)
-        for other in self.packed:
-            other_version = (
+        comparable = [
+            at
+            for at, other in enumerate(self.packed)
+            if not (
                 other.item.document_id == item.document_id
                 and other.item.document_version != item.document_version
             )
-            if other_version:
-                continue
-            if other.signature.similarity(signature) >= self.policy.near_duplicate_threshold:
+        ]
+        if not comparable:
+            return None
+        # the heads of all comparable packed blocks against this one's, in one array operation
+        same_heads = np.count_nonzero(self._heads()[comparable] == signature.head, axis=1)
+        for at, same in zip(comparable, same_heads.tolist(), strict=True):
+            theirs = self.packed[at].signature
+            if signature.reaches(theirs, self.policy.near_duplicate_threshold, same):
                 return DropReason.NEAR_DUPLICATE
         return None
+
+    def _heads(self) -> npt.NDArray[np.uint64]:
+        """The head of every packed block's signature, one row per block in packed order."""
+        if self._head_rows is None or len(self._head_rows) != len(self.packed):
+            self._head_rows = np.stack([packed.signature.head for packed in self.packed])
+        return self._head_rows
 
     def add(self, item: PackableEvidence, content: str, start_char: int, end_char: int) -> None:
         """Record a packed block; a truncated block is compared by what it actually shows."""
         signature = (
             self._signature(item)
             if content == item.text
-            else minhash_signature(content, self.policy.shingle_chars)
+            else LazySignature(content, self.policy.shingle_chars)
         )
         self.packed.append(_Packed(item, start_char, end_char, signature))
 
-    def _signature(self, item: PackableEvidence) -> MinHashSignature:
+    def _signature(self, item: PackableEvidence) -> LazySignature:
         signature = self.signatures.get(item.evidence_id)
         if signature is None:
-            signature = minhash_signature(item.text, self.policy.shingle_chars)
+            signature = LazySignature(item.text, self.policy.shingle_chars)
             self.signatures[item.evidence_id] = signature
         return signature
 

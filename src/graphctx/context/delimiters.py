@@ -26,7 +26,7 @@ import bisect
 import re
 from typing import Final
 
-from graphctx.context.reading import Reading, read
+from graphctx.context.reading import Reading, read, reads_as
 from graphctx.context.text_memo import text_memo
 
 __all__ = [
@@ -50,6 +50,10 @@ _AFTER_ANGLE: Final = re.compile(
 )
 _ASCII_ANGLE: Final = re.compile("<")
 _READ_BRACKET: Final = re.compile(r"[<\[]")
+# Characters that never read as "<" or "[" (ASCII "<" aside, which is escaped anyway): ASCII
+# but "[", Hangul syllables, CJK unified ideographs; a test reads every one of them. Skipping
+# them leaves the look-alike check a few characters to ask about in most text.
+_PLAIN: Final = re.compile(r"[\x00-\x5a\x5c-\x7f\uac00-\ud7a3\u4e00-\u9fff]+")
 _AFTER_SQUARE: Final = re.compile(
     rf"{_SPACE}/?{_SPACE}(?:inst|system_prompt|available_tools|tool_calls|tool_results"
     rf"|tool_content|sys){_SPACE}\]"
@@ -78,11 +82,12 @@ class PrefixNeutraliser:
     (a tag cut off by the prefix's end is not one, and a word the end cuts short is a word).
     """
 
-    __slots__ = ("_angles", "_brackets", "_reading", "_text")
+    __slots__ = ("_angles", "_brackets", "_look_alike_free", "_reading", "_text")
 
     def __init__(self, text: str) -> None:
         self._text = text
         self._angles = [m.start() for m in _ASCII_ANGLE.finditer(text)]
+        self._look_alike_free: bool | None = None  # found out on first need
         self._reading: Reading | None = None  # read on first need
         self._brackets: list[int] = []  # positions of "<" and "[" in the reading
 
@@ -92,7 +97,7 @@ class PrefixNeutraliser:
         escaped = dict.fromkeys(
             self._angles[: bisect.bisect_left(self._angles, length)], ESCAPED_BRACKET
         )
-        if not text.isascii() or "[" in text:
+        if (not text.isascii() or "[" in text) and not self._free_of_look_alikes():
             escaped.update(self._look_alikes(text))
         if not escaped:
             return text
@@ -104,6 +109,20 @@ class PrefixNeutraliser:
             at = index + 1
         pieces.append(text[at:])
         return "".join(pieces)
+
+    def _free_of_look_alikes(self) -> bool:
+        """Whether no character of the whole text, other than ASCII ``<``, reads as ``<`` or
+        ``[``: then no prefix has a look-alike to escape, and the text is never read.
+        A character's reading is its own (:func:`~.reading.reads_as`), so this asks each
+        distinct character once instead of reading the text."""
+        free = self._look_alike_free
+        if free is None:
+            free = self._look_alike_free = not any(
+                "<" in reading or "[" in reading
+                for char in set(_PLAIN.sub("", self._text))
+                if char != "<" and (reading := reads_as(char))
+            )
+        return free
 
     def _look_alikes(self, text: str) -> dict[int, str]:
         """Brackets (other than ASCII ``<``) whose reading of ``text`` (a prefix of the

@@ -29,7 +29,7 @@ import numpy as np
 
 from graphctx.context.blocks import CachedCounter, fit_block
 from graphctx.context.evidence import PackableEvidence, PackedBlock, PackingPolicy
-from graphctx.context.minhash import MinHashSignature, minhash_signature
+from graphctx.context.minhash import LazySignature
 from graphctx.contract import Freshness
 
 __all__ = ["Presentation", "prefer_current_twins", "present_current_first"]
@@ -42,13 +42,11 @@ def _stale(item: PackableEvidence) -> bool:
 
 
 def _signature(
-    item: PackableEvidence, policy: PackingPolicy, signatures: dict[str, MinHashSignature]
-) -> MinHashSignature:
+    item: PackableEvidence, policy: PackingPolicy, signatures: dict[str, LazySignature]
+) -> LazySignature:
     signature = signatures.get(item.evidence_id)
     if signature is None:
-        signature = signatures[item.evidence_id] = minhash_signature(
-            item.text, policy.shingle_chars
-        )
+        signature = signatures[item.evidence_id] = LazySignature(item.text, policy.shingle_chars)
     return signature
 
 
@@ -58,26 +56,27 @@ def _mergeable(a: PackableEvidence, b: PackableEvidence) -> bool:
 
 
 def prefer_current_twins(
-    items: Sequence[E], policy: PackingPolicy, signatures: dict[str, MinHashSignature]
+    items: Sequence[E], policy: PackingPolicy, signatures: dict[str, LazySignature]
 ) -> tuple[list[E], int]:
     """``items`` (selection order) with each current near duplicate of a better-ranked stale
     item moved just before the first such stale item; and how many were moved."""
     stale_at = [index for index, item in enumerate(items) if _stale(item)]
     if not stale_at:
         return list(items), 0
-    stale_signatures = np.array(
-        [_signature(items[i], policy, signatures).values for i in stale_at], dtype=np.uint64
-    )
+    stale = [_signature(items[i], policy, signatures) for i in stale_at]
+    stale_heads = np.stack([signature.head for signature in stale])
     keys: list[tuple[int, int, int]] = []
     moved = 0
     for index, item in enumerate(items):
         anchor = index
         earlier = bisect.bisect_left(stale_at, index)  # stale items ranked before this one
         if not _stale(item) and earlier:
-            mine = np.array(_signature(item, policy, signatures).values, dtype=np.uint64)
-            similar = (stale_signatures[:earlier] == mine).mean(axis=1)
-            for row in np.flatnonzero(similar >= policy.near_duplicate_threshold):
-                if _mergeable(item, items[stale_at[row]]):
+            mine = _signature(item, policy, signatures)
+            same_heads = np.count_nonzero(stale_heads[:earlier] == mine.head, axis=1).tolist()
+            for row, same in enumerate(same_heads):
+                if _mergeable(item, items[stale_at[row]]) and stale[row].reaches(
+                    mine, policy.near_duplicate_threshold, same
+                ):
                     anchor = stale_at[row]
                     moved += 1
                     break

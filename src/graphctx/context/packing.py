@@ -42,7 +42,7 @@ from graphctx.context.evidence import (
     PackResult,
 )
 from graphctx.context.freshness_order import prefer_current_twins, present_current_first
-from graphctx.context.minhash import MinHashSignature
+from graphctx.context.minhash import LazySignature
 from graphctx.context.tokens import TokenCounter
 
 __all__ = ["pack_to_budget"]
@@ -120,7 +120,7 @@ def pack_to_budget(
     """
     budget = max(0, budget_tokens)
     dropped: Counter[str] = Counter()
-    signatures: dict[str, MinHashSignature] = {}
+    signatures: dict[str, LazySignature] = {}
     survivors, preferred = prefer_current_twins(
         drop_unusable_and_repeated(evidence, dropped), policy, signatures
     )

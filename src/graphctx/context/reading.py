@@ -25,9 +25,10 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from itertools import chain, repeat
 from typing import Final, cast
 
-__all__ = ["Reading", "read"]
+__all__ = ["Reading", "read", "reads_as"]
 
 _DROPPED_CATEGORIES: Final = frozenset({"Cf", "Mn", "Me"})
 _BLANK_LETTERS: Final = frozenset("\u115f\u1160\u3164\uffa0")  # Hangul fillers (category Lo)
@@ -62,17 +63,20 @@ class Reading:
 
 def read(text: str) -> Reading:
     """The text as a model reads it (see the module docstring), with its origin map."""
-    chars: list[str] = []
-    origin: list[int] = []
-    for index, char in enumerate(text):
-        for part in _reading_of(char):
-            chars.append(part)
-            origin.append(index)
-    return Reading("".join(chars), origin)
+    if text.isascii():  # every character reads as itself in lower case
+        return Reading(text.lower(), list(range(len(text))))
+    parts = list(map(reads_as, text))
+    lengths = list(map(len, parts))
+    if lengths.count(1) == len(lengths):
+        origin = list(range(len(text)))
+    else:
+        origin = list(chain.from_iterable(map(repeat, range(len(text)), lengths)))
+    return Reading("".join(parts), origin)
 
 
 @functools.cache
-def _reading_of(char: str) -> str:
+def reads_as(char: str) -> str:
+    """The reading of one character (the same wherever it stands)."""
     if char.isascii():
         return char.lower()
     parts = []

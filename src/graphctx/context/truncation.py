@@ -18,6 +18,7 @@ inside a Markdown table row. Trailing whitespace is left out of the prefix.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -32,6 +33,7 @@ _CLOSERS = "\"'\u201d\u2019\u300d\u300f)\\]"
 _SENTENCE_END = re.compile(f"[.!?\u3002\uff01\uff1f\u2026]+[{_CLOSERS}]*(?=\\s|$)")
 _KOREAN_LINE_END = re.compile(f"[\ub2e4\uc694][{_CLOSERS}]*$")
 _LIST_NUMBER = re.compile(r"^\s*\d{1,3}\.$")
+_WORD_CHARS: Final = frozenset(string.ascii_letters + ".")
 _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "etc", "vs", "cf", "mr", "mrs", "ms", "dr", "prof", "no", "art", "sec", "fig"}
 )
@@ -39,12 +41,17 @@ _ABBREVIATIONS = frozenset(
 
 def _is_abbreviation(line: str, dot: int) -> bool:
     """Whether the '.' at ``line[dot]`` ends an abbreviation, an initial or a list number."""
-    if _LIST_NUMBER.match(line[: dot + 1]):
+    if _LIST_NUMBER.match(line, 0, dot + 1):
         return True
-    word = re.search(r"([A-Za-z][A-Za-z.]*)$", line[:dot])
-    if word is None:
+    # The word before the dot: the leftmost letter from which only letters and dots run up to
+    # it, as re.search(r"[A-Za-z][A-Za-z.]*$", line[:dot]) finds it, but walking back from the
+    # dot instead of trying every start in the line.
+    start = dot
+    while start > 0 and line[start - 1] in _WORD_CHARS:
+        start -= 1
+    token = line[start:dot].lstrip(".")
+    if not token:
         return False
-    token = word.group(1)
     return len(token) == 1 or token.lower() in _ABBREVIATIONS
 
 

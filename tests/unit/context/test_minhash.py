@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import sys
 import zlib
 
 import pytest
@@ -9,9 +11,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphctx.context import minhash
-from graphctx.context.minhash import MinHashSignature, minhash_signature, shingles
+from graphctx.context.minhash import (
+    LazySignature,
+    MinHashSignature,
+    minhash_signature,
+    shingle_hashes,
+    shingles,
+)
 
 texts = st.text(alphabet=st.sampled_from("abc de\n가나다 XYZ.,"), min_size=0, max_size=120)
+# Characters of 1 to 4 UTF-8 bytes, ones NFKC or case folding change (ligature, full-width,
+# sharp s, Hangul jamo), and whitespace other than ASCII: shingles of mixed byte lengths.
+WIDE = "ab Z.\n\t가나\u3000\u2028\x1c\u00a0é\u0301ﬁ\uff21ß\u1100\u1161\U0001f600\U00020000<["
+wide_texts = st.text(alphabet=st.sampled_from(WIDE), min_size=0, max_size=80) | st.text(max_size=40)
 
 
 def defined_signature(text: str, size: int) -> tuple[int, ...]:
@@ -39,3 +51,51 @@ def test_similarity_is_the_share_of_equal_minima(first: str, second: str) -> Non
 def test_signatures_of_different_lengths_are_not_compared() -> None:
     with pytest.raises(ValueError, match="different lengths"):
         MinHashSignature((1, 2)).similarity(MinHashSignature((1,)))
+
+
+@given(text=wide_texts, size=st.integers(min_value=1, max_value=9))
+def test_signatures_of_any_text_equal_their_definition(text: str, size: int) -> None:
+    assert minhash_signature(text, size).values == defined_signature(text, size)
+
+
+@given(text=wide_texts, size=st.integers(min_value=1, max_value=9))
+def test_the_bytewise_crc_is_the_crc_of_each_shingle(text: str, size: int) -> None:
+    hashes = shingle_hashes(text, size).tolist()
+    assert set(hashes) == {zlib.crc32(s.encode("utf-8")) for s in shingles(text, size)}
+    assert len(hashes) == max(1, len(minhash._normalise(text)) - size + 1)  # one per position
+
+
+def edited(text: str, edits: list[tuple[int, str]]) -> str:
+    for at, piece in edits:
+        cut = at % (len(text) + 1)
+        text = text[:cut] + piece + text[cut + 1 :]
+    return text
+
+
+@given(
+    first=wide_texts,
+    edits=st.lists(
+        st.tuples(st.integers(0, 200), st.sampled_from(["", "x", "가", " "])), max_size=6
+    ),
+    other=wide_texts,
+    threshold=st.sampled_from([0.05, 0.25, 0.5, 0.75, 0.8, 0.9, 1.0]),
+)
+def test_the_lazy_comparison_decides_as_the_whole_signatures_do(
+    first: str, edits: list[tuple[int, str]], other: str, threshold: float
+) -> None:
+    # a lightly edited copy (similar), and an unrelated text
+    for second in (edited(first, edits), other):
+        mine, theirs = LazySignature(first), LazySignature(second)
+        expected = minhash_signature(second).similarity(minhash_signature(first)) >= threshold
+        assert mine.reaches(theirs, threshold) is expected
+        counted = int((mine.head == theirs.head).sum())  # as the packer counts, many at once
+        assert mine.reaches(theirs, threshold, counted) is expected
+        assert mine.signature() == minhash_signature(first)
+
+
+def test_whitespace_is_what_the_regular_expression_called_whitespace() -> None:
+    """Normalising splits on str.isspace; the replaced code matched r"\\s": the same set."""
+    space = re.compile(r"\s")
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        assert (space.fullmatch(char) is not None) == char.isspace(), hex(code)

@@ -14,12 +14,24 @@ from hypothesis import strategies as st
 from graphctx.context.delimiters import (
     _AFTER_ANGLE,
     _AFTER_SQUARE,
+    _PLAIN,
     ESCAPED_BRACKET,
     ESCAPED_SQUARE_BRACKET,
     PrefixNeutraliser,
     neutralise_delimiters,
 )
-from graphctx.context.reading import read
+from graphctx.context.reading import _VETTED, Reading, read, reads_as
+
+
+def reference_read(text: str) -> Reading:
+    """The reading built one character at a time (the replaced ``read``, verbatim)."""
+    chars: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        for part in reads_as(char):
+            chars.append(part)
+            origin.append(index)
+    return Reading("".join(chars), origin)
 
 
 def reference_neutralise(text: str) -> str:
@@ -32,7 +44,7 @@ def reference_neutralise(text: str) -> str:
 
 
 def reference_look_alikes(text: str) -> dict[int, str]:
-    reading = read(text)
+    reading = reference_read(text)
     found: dict[int, str] = {}
     for position, char in enumerate(reading.text):
         source = reading.origin[position]
@@ -63,3 +75,35 @@ def test_every_prefix_is_neutralised_as_if_read_alone(text: str) -> None:
 @given(st.text(max_size=60) | texts)
 def test_whole_texts_are_neutralised_as_before(text: str) -> None:
     assert neutralise_delimiters(text) == reference_neutralise(text)
+
+
+# Every character the vetted table maps, and text that has no bracket-like character at all:
+# the neutraliser skips reading such text, and must still agree with reading it.
+LOOK_ALIKES = sorted(_VETTED)
+QUIET = ["해고", "café", "ﬁ", "\u200b", "\u0301", "\u3164", "x", " ", "source", "inst", "]", ">"]
+mixed = st.lists(st.sampled_from(PIECES + LOOK_ALIKES + QUIET), max_size=24).map("".join)
+quiet = st.lists(st.sampled_from(QUIET), max_size=24).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(mixed | quiet)
+def test_texts_with_or_without_look_alikes_are_neutralised_as_if_read_alone(text: str) -> None:
+    neutraliser = PrefixNeutraliser(text)
+    for length in range(len(text) + 1):
+        assert neutraliser.prefix(length) == reference_neutralise(text[:length])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=60) | mixed)
+def test_a_reading_is_the_readings_of_its_characters_in_order(text: str) -> None:
+    fast, slow = read(text), reference_read(text)
+    assert (fast.text, fast.origin) == (slow.text, slow.origin)
+
+
+def test_the_characters_the_look_alike_check_skips_never_read_as_a_bracket() -> None:
+    skipped = [chr(code) for code in range(0x110000) if _PLAIN.fullmatch(chr(code))]
+    assert "[" not in skipped
+    assert len(skipped) == 0x80 - 1 + (0xD7A3 - 0xAC00 + 1) + (0x9FFF - 0x4E00 + 1)
+    for char in skipped:
+        reading = reads_as(char)
+        assert char == "<" or ("<" not in reading and "[" not in reading), hex(ord(char))
