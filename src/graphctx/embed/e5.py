@@ -16,7 +16,9 @@ parallel regions, each ending in a barrier: on shared cores one descheduled team
 the others. So with ``workers`` above 1 (default: one per core, at most
 ``MAX_ENGINE_WORKERS``) document calls run *concurrently*, up to ``workers`` at once, each on a
 team of one thread, and a long ``embed_documents`` list is split over ``workers`` threads of
-its own. The vectors are the same bit for bit: every row of every step (activation
+its own. A document call that finds no other call running gets the engine's default team
+instead (one batch ingested alone, the last batch of an ingest, a small list: still every
+core). The vectors are the same bit for bit: every row of every step (activation
 quantisation, matmul output, layer norm, attention, pooling) is computed by one thread in a
 fixed order and depends only on its own text, never on the team size or on which texts share
 the call (``tests/unit/embed/test_e5_embedder.py`` checks it). Queries (one short text, where
@@ -39,12 +41,13 @@ cut to ``max_text_chars`` first, like the USE adapter does.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import itertools
 import math
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
@@ -71,7 +74,7 @@ DEFAULT_MAX_TEXT_CHARS = 4_000
 MAX_ENGINE_WORKERS = 4  # concurrent one-thread engine calls at most, whatever the core count
 OMP_WAIT_POLICY_ENV = "OMP_WAIT_POLICY"
 UNIT_NORM_TOLERANCE = 1e-3  # the engine L2-normalises every row; anything else is a failure
-DOCUMENT_TEAM = 1  # OpenMP threads per concurrent document call
+CONCURRENT_TEAM = 1  # OpenMP threads of a document call while another call runs
 
 _EngineCall = Callable[[list[str]], npt.ArrayLike]
 _SetTeam = Callable[[int], None]
@@ -135,6 +138,8 @@ class E5Embedder:
         self._pool: ThreadPoolExecutor | None = None
         self._load_lock = threading.Lock()
         self._engine_slots = threading.BoundedSemaphore(chosen_workers)
+        self._running = 0  # engine calls under way (guarded by _running_lock)
+        self._running_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return (
@@ -169,7 +174,7 @@ class E5Embedder:
         if self._team is None:
             for start in range(0, len(prepared), self._batch_size):
                 batch = prepared[start : start + self._batch_size]
-                out[start : start + len(batch)] = self._encode(model.passage, batch, None)
+                out[start : start + len(batch)] = self._encode(model.passage, batch)
             return out
         # Equal parts, at most batch_size texts each and at least one per worker: the vectors
         # do not depend on how the texts are grouped (module doc).
@@ -177,10 +182,10 @@ class E5Embedder:
         bounds = [len(prepared) * i // parts for i in range(parts + 1)]
         batches = [prepared[a:b] for a, b in itertools.pairwise(bounds)]
         if parts == 1:
-            out[:] = self._encode(model.passage, batches[0], DOCUMENT_TEAM)
+            out[:] = self._encode(model.passage, batches[0], documents=True)
             return out
         encoded = self._document_pool().map(
-            lambda batch: self._encode(model.passage, batch, DOCUMENT_TEAM), batches
+            lambda batch: self._encode(model.passage, batch, documents=True), batches
         )
         for start, vectors in zip(bounds, encoded, strict=False):
             out[start : start + len(vectors)] = vectors
@@ -189,8 +194,7 @@ class E5Embedder:
     def embed_query(self, text: str) -> Float32Array:
         (query,) = prepare_texts([text])
         model = self._loaded_model()
-        team = None if self._team is None else self._team[1]
-        vector: Float32Array = self._encode(model.query, [query[: self._max_text_chars]], team)[0]
+        vector: Float32Array = self._encode(model.query, [query[: self._max_text_chars]])[0]
         return vector
 
     def _loaded_model(self) -> _E5Model:
@@ -210,6 +214,18 @@ class E5Embedder:
                 self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="graphctx-e5")
             return self._pool
 
+    @contextlib.contextmanager
+    def _counted(self) -> Iterator[int]:
+        """Count this call as running; yields how many others were running when it started."""
+        with self._running_lock:
+            others = self._running
+            self._running += 1
+        try:
+            yield others
+        finally:
+            with self._running_lock:
+                self._running -= 1
+
     @staticmethod
     def _load() -> _E5Model:
         # Read by the engine's own libgomp when E5() loads it, never later (see module doc).
@@ -228,13 +244,17 @@ class E5Embedder:
             )
         return model
 
-    def _encode(self, engine_call: _EngineCall, batch: list[str], team: int | None) -> Float32Array:
-        """One engine call, holding one of the ``workers`` slots; ``team``: the OpenMP threads
-        of this call (set for the calling thread), ``None`` on the serialised path."""
+    def _encode(
+        self, engine_call: _EngineCall, batch: list[str], *, documents: bool = False
+    ) -> Float32Array:
+        """One engine call, holding one of the ``workers`` slots. Its OpenMP team (set for the
+        calling thread when calls may run concurrently): one thread for documents while
+        another call runs, else the engine's default."""
         try:
-            with self._engine_slots:
-                if team is not None and self._team is not None:
-                    self._team[0](team)
+            with self._engine_slots, self._counted() as others:
+                if self._team is not None:
+                    set_team, default_team = self._team
+                    set_team(CONCURRENT_TEAM if documents and others else default_team)
                 raw = np.array(engine_call(batch), dtype=np.float32).reshape(len(batch), -1)
         except Exception as exc:
             raise EmbeddingError(f"{E5_MODEL_NAME} failed to embed: {exc!r}") from exc
