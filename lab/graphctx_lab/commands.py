@@ -52,6 +52,10 @@ def run_bench_command(args: argparse.Namespace) -> int:
         from graphctx_lab.bench.ingest import run_ingest_bench
 
         return run_ingest_bench(args.out, data, args.documents, args.baseline)
+    if args.what == "e5":
+        from graphctx_lab.bench.e5 import run_e5_bench
+
+        return run_e5_bench(args.out, data, args.documents)
     if args.what == "http":
         from graphctx_lab.bench.http import run_load_bench
 

