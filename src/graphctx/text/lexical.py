@@ -28,16 +28,22 @@ MAX_QUERY_TERMS = 64
 def analyze(text: str) -> list[str]:
     """Split text into index terms: CJK bigrams and lower-cased words."""
     terms: list[str] = []
-    for match in _TOKEN.finditer(text):
-        token = match.group(0)
+    for token in _TOKEN.findall(text):
         if _IS_CJK.match(token):
-            if len(token) == 1:
-                terms.append(token)
-            else:
-                terms.extend(token[i : i + 2] for i in range(len(token) - 1))
+            terms.extend(_cjk_terms(token))
         else:
-            terms.append(_stem(token.lower().replace("\u2019", "'")))
+            terms.append(_stem(_word(token)))
     return terms
+
+
+def _cjk_terms(token: str) -> list[str]:
+    """A CJK run's terms: its character bigrams (a single character stands for itself)."""
+    return [token[i : i + 2] for i in range(len(token) - 1)] or [token]
+
+
+def _word(token: str) -> str:
+    """A non-CJK token as the stemmer takes it: lower case, typographic apostrophe folded."""
+    return token.lower().replace("\u2019", "'")
 
 
 # Snowball English in C (PyStemmer): the same stems as the pure-Python snowballstemmer
@@ -64,11 +70,10 @@ def index_terms_many(texts: Sequence[str]) -> list[str]:
     token_lists = [_TOKEN.findall(text) for text in texts]
     distinct = {token for tokens in token_lists for token in tokens}
     words = [token for token in distinct if token.isascii() or not _IS_CJK.match(token)]
-    stems = _STEMMER.stemWords([word.lower().replace("\u2019", "'") for word in words])
+    stems = _STEMMER.stemWords([_word(word) for word in words])
     terms_of = dict(zip(words, stems, strict=True))  # token -> its terms, space-separated
-    if len(words) < len(distinct):
-        for token in distinct.difference(words):  # a CJK run: its bigrams
-            terms_of[token] = " ".join([token[i : i + 2] for i in range(len(token) - 1)] or [token])
+    for token in distinct.difference(words):  # a CJK run
+        terms_of[token] = " ".join(_cjk_terms(token))
     return [" ".join(map(terms_of.__getitem__, tokens)) for tokens in token_lists]
 
 
