@@ -70,6 +70,18 @@ class NewChunk:
     heading_path: tuple[str, ...] = ()
 
 
+def check_chunk_span(document: NewDocument, chunk: NewChunk) -> None:
+    """A chunk must be the text of its span of the document (``ValueError`` otherwise)."""
+    if document.text[chunk.start_char : chunk.end_char] != chunk.text:
+        raise ValueError(f"chunk {chunk.ordinal} of {document.document_id} does not match its span")
+
+
+def fulltext_source(document: NewDocument, chunk: NewChunk) -> str:
+    """What the full-text index analyses for a chunk, on either backend: its heading path,
+    its document's title and its text."""
+    return " ".join([*chunk.heading_path, document.title or "", chunk.text])
+
+
 @dataclass(frozen=True)
 class StoredVersion:
     """What ingest needs to decide whether a document changed."""

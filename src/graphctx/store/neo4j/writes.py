@@ -31,8 +31,10 @@ from graphctx.store.records import (
     StoredVersion,
     WriteOutcome,
     WriteResult,
+    check_chunk_span,
     check_expectation,
     check_scopes_of_older_versions,
+    fulltext_source,
 )
 from graphctx.text.lexical import index_terms
 
@@ -49,10 +51,9 @@ def version_label(document: NewDocument, previous: StoredVersion | None) -> str:
 
 
 def chunk_row(document: NewDocument, version_seq: int, chunk: NewChunk, seq: int) -> dict[str, Any]:
-    if document.text[chunk.start_char : chunk.end_char] != chunk.text:
-        raise ValueError(f"chunk {chunk.ordinal} of {document.document_id} does not match its span")
+    check_chunk_span(document, chunk)
     embedding = np.asarray(chunk.embedding, dtype=np.float32).astype(np.float64)
-    terms = index_terms(" ".join([*chunk.heading_path, document.title or "", chunk.text]))
+    terms = index_terms(fulltext_source(document, chunk))
     return {
         "namespace": document.namespace,
         "chunk_id": f"{document.document_id}@{version_seq}#{chunk.ordinal}",

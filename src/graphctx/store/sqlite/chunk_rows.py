@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from graphctx.store.records import NewChunk, NewDocument
+from graphctx.store.records import NewChunk, NewDocument, check_chunk_span, fulltext_source
 from graphctx.store.sqlite.fulltext import index_chunks
 
 __all__ = ["PendingChunks"]
@@ -52,10 +52,7 @@ class PendingChunks:
         if d.namespace != self._namespace:
             raise ValueError(f"{d.document_id} is not in namespace {self._namespace!r}")
         for chunk in chunks:
-            if d.text[chunk.start_char : chunk.end_char] != chunk.text:
-                raise ValueError(
-                    f"chunk {chunk.ordinal} of {d.document_id} does not match its span"
-                )
+            check_chunk_span(d, chunk)
         chunk_ids = tuple(f"{d.document_id}@{seq}#{chunk.ordinal}" for chunk in chunks)
         rowid = self._first_rowid + len(self._rows)
         for i, (chunk_id, chunk) in enumerate(zip(chunk_ids, chunks, strict=True)):
@@ -73,7 +70,7 @@ class PendingChunks:
                     np.ascontiguousarray(chunk.embedding, dtype=np.float32).tobytes(),
                 )
             )
-            self._texts.append(" ".join([*chunk.heading_path, d.title or "", chunk.text]))
+            self._texts.append(fulltext_source(d, chunk))
         return chunk_ids
 
     def mark(self) -> int:
