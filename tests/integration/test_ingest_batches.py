@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlite_rows import table_names, table_rows
 
 from graphctx.embed import Embedder, Float32Array
 from graphctx.ingest.batching import BATCH_CHARS, embed_workers
@@ -85,22 +86,7 @@ def _contents(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table, in row order; only the ingest clock is left out."""
     conn = sqlite3.connect(path)
     try:
-        tables = [
-            name
-            for (name,) in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
-            )
-        ]
-        dump = {}
-        for table in tables:
-            columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
-            kept = ", ".join(c for c in columns if c != "ingested_at")
-            try:
-                rows = conn.execute(f"SELECT rowid, {kept} FROM {table} ORDER BY rowid")
-            except sqlite3.OperationalError:  # WITHOUT ROWID: in primary key order
-                rows = conn.execute(f"SELECT {kept} FROM {table}")
-            dump[table] = rows.fetchall()
-        return dump
+        return table_rows(conn, table_names(conn))  # WITHOUT ROWID tables: primary key order
     finally:
         conn.close()
 

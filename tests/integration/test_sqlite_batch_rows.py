@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlite_rows import table_names, table_rows
 
 from graphctx.errors import InvalidDocumentError, StoreUnavailableError
 from graphctx.store.records import DocumentWrite, Expectation, NewChunk, NewDocument
@@ -60,22 +61,11 @@ def _contents(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     generation (one per commit) left out."""
     conn = sqlite3.connect(path)
     try:
-        tables = [
-            name
-            for (name,) in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
-            )
-            if not name.endswith(_SEGMENT_SUFFIXES)
-        ]
-        dump = {}
-        for table in tables:
-            columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
-            kept = ", ".join(c for c in columns if c != "ingested_at")
-            try:
-                rows = conn.execute(f"SELECT rowid, {kept} FROM {table} ORDER BY rowid")
-            except sqlite3.OperationalError:  # WITHOUT ROWID, or a vocabulary table
-                rows = conn.execute(f"SELECT {kept} FROM {table} ORDER BY 1, 2")
-            dump[table] = [r for r in rows.fetchall() if r[:2] != (None, None)]
+        tables = [t for t in table_names(conn) if not t.endswith(_SEGMENT_SUFFIXES)]
+        dump: dict[str, list[Any]] = {
+            table: [r for r in rows if r[:2] != (None, None)]
+            for table, rows in table_rows(conn, tables, order_without_rowid="ORDER BY 1, 2").items()
+        }
         dump["meta"] = [r for r in dump["meta"] if "generation" not in r]
         fts = [t for t in tables if t.startswith("chunk_fts_") and t[10:].isdigit()]
         for table in fts:  # FTS5's own consistency check of its index against its rows
