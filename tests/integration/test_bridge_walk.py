@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from graphctx.contract import RetrievalMode, RetrieverName
@@ -129,31 +130,30 @@ async def _no_repeat(store: SqliteGraphStore, embedder: UniversalSentenceEncoder
     assert ranking.candidates == merged  # the same propagation is not added twice
 
 
-def test_the_second_walk_reaches_the_bridge_documents_neighbour(
-    tmp_path: Path, embedder: UniversalSentenceEncoderEmbedder
+def _in_store(
+    path: Path,
+    embedder: UniversalSentenceEncoderEmbedder,
+    check: Callable[[SqliteGraphStore, UniversalSentenceEncoderEmbedder], Awaitable[None]],
 ) -> None:
-    assert PROPAGATION_ROUNDS == 2
-
     async def run() -> None:
-        store = SqliteGraphStore(tmp_path / "chain.sqlite")
+        store = SqliteGraphStore(path)
         await store.open()
         try:
-            await _walks(store, embedder)
+            await check(store, embedder)
         finally:
             await store.close()
 
     asyncio.run(run())
+
+
+def test_the_second_walk_reaches_the_bridge_documents_neighbour(
+    tmp_path: Path, embedder: UniversalSentenceEncoderEmbedder
+) -> None:
+    assert PROPAGATION_ROUNDS == 2
+    _in_store(tmp_path / "chain.sqlite", embedder, _walks)
 
 
 def test_no_second_walk_from_the_anchors_the_first_walked_from(
     tmp_path: Path, embedder: UniversalSentenceEncoderEmbedder
 ) -> None:
-    async def run() -> None:
-        store = SqliteGraphStore(tmp_path / "chain.sqlite")
-        await store.open()
-        try:
-            await _no_repeat(store, embedder)
-        finally:
-            await store.close()
-
-    asyncio.run(run())
+    _in_store(tmp_path / "chain.sqlite", embedder, _no_repeat)
