@@ -94,6 +94,7 @@ def _bench_data(root: Path) -> Path:
         root / str(fixture["corpus"]),
         [
             {
+                "law": "근로기준법",
                 "article_no": a,
                 "title": f"조항 {a}",
                 "text": f"{a}: 사용자는 근로자에게 알려야 한다.",
@@ -123,3 +124,17 @@ def test_bench_e5_times_both_paths_and_finds_the_same_vectors(tmp_path: Path) ->
             assert entry[shape]["max_abs_diff"] == 0.0
             assert entry[shape]["ratio"] > 0
     assert "| kr-law |" in (out / "e5.md").read_text("utf-8")
+
+
+def test_bench_store_creates_a_missing_store_dir_and_keeps_its_store_there(
+    tmp_path: Path,
+) -> None:
+    data = _bench_data(tmp_path / "data")
+    store_dir = tmp_path / "kept" / "stores"
+    out = tmp_path / "out"
+    argv = ["bench", "store", "--sizes", "30", "--queries", "2", "--data", str(data),
+            "--store-dir", str(store_dir), "--out", str(out)]  # fmt: skip
+    done = run(argv, tmp_path, lab=True)
+    assert done.returncode == 0, done.stderr
+    assert ".sqlite" in {p.suffix for p in store_dir.iterdir()}
+    assert json.loads((out / "bench.json").read_text("utf-8"))["sizes"][0]["chunks"] == 30

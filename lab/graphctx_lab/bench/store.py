@@ -113,6 +113,8 @@ def run_bench(
     from graphctx_lab.bench.on_neo4j.corpus import cache_dir, cached_vectors
 
     passages, questions = load_passages(data or default_data_dir())
+    if store_dir is not None:  # before anything is built: each size's store is written here
+        store_dir.mkdir(parents=True, exist_ok=True)
     embedder = UniversalSentenceEncoderEmbedder()
     vectors, embed_rate = cached_vectors(embedder, passages, cache_dir())
     out.mkdir(parents=True, exist_ok=True)
