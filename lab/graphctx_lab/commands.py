@@ -51,7 +51,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
     if args.what == "ingest":
         from graphctx_lab.bench.ingest import run_ingest_bench
 
-        return run_ingest_bench(args.out, data, args.documents, args.baseline)
+        return run_ingest_bench(
+            args.out, data, args.documents, args.baseline, neo4j=not args.no_neo4j
+        )
     if args.what == "e5":
         from graphctx_lab.bench.e5 import run_e5_bench
 

@@ -138,3 +138,15 @@ def test_bench_store_creates_a_missing_store_dir_and_keeps_its_store_there(
     assert done.returncode == 0, done.stderr
     assert ".sqlite" in {p.suffix for p in store_dir.iterdir()}
     assert json.loads((out / "bench.json").read_text("utf-8"))["sizes"][0]["chunks"] == 30
+
+
+def test_bench_ingest_without_neo4j_measures_the_embedded_store_alone(tmp_path: Path) -> None:
+    data = _bench_data(tmp_path / "data")
+    out = tmp_path / "out"
+    argv = ["bench", "ingest", "--no-neo4j", "--documents", "3", "--data", str(data),
+            "--out", str(out)]  # fmt: skip
+    done = run(argv, tmp_path, lab=True)
+    assert done.returncode == 0, done.stderr
+    measured = json.loads((out / "ingest.json").read_text("utf-8"))["current"]
+    assert "neo4j" not in measured
+    assert measured["sqlite"]["end_to_end_chunks_per_s"] > 0

@@ -82,6 +82,11 @@ def add_bench_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         "--documents", type=int, default=1000, help="ingest: documents; e5: documents per set"
     )
     bench.add_argument(
+        "--no-neo4j",
+        action="store_true",
+        help="ingest: the embedded store only (no Neo4j server is started or used)",
+    )
+    bench.add_argument(
         "--store-dir",
         type=Path,
         help="store: keep each size's store file in this folder and reuse it on later runs",
