@@ -137,7 +137,8 @@ def test_bench_store_creates_a_missing_store_dir_and_keeps_its_store_there(
     done = run(argv, tmp_path, lab=True)
     assert done.returncode == 0, done.stderr
     assert ".sqlite" in {p.suffix for p in store_dir.iterdir()}
-    assert json.loads((out / "bench.json").read_text("utf-8"))["sizes"][0]["chunks"] == 30
+    (entry,) = json.loads((out / "bench.json").read_text("utf-8"))["sizes"]
+    assert (entry["chunks"], entry["queries"], entry["partial_responses"]) == (30, 2, 0)
 
 
 def test_bench_ingest_without_neo4j_measures_the_embedded_store_alone(tmp_path: Path) -> None:

@@ -192,7 +192,7 @@ async def _bench_size(
         await store.open()
         provider = ContextProvider(store, embedder, default_token_counter(), CallerAssertedGrants())
         plan = query_plan(questions, queries, rng)
-        latencies, stages = await _run_queries(provider, plan)
+        latencies, stages, partial = await _run_queries(provider, plan)
         peak_rss_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         db_bytes = built.path.stat().st_size
         await store.close()
@@ -210,6 +210,7 @@ async def _bench_size(
             "store_reused": built.reused,
             "ingest_chunks_per_s_derived": round(1 / (1 / embed_rate + 1 / write_rate), 1),
             "queries": len(latencies),
+            "partial_responses": partial,
             "retrieve_ms": percentiles(latencies),
             "stage_ms": {name: percentiles(values) for name, values in sorted(stages.items())},
             "store_bytes": db_bytes,
@@ -260,9 +261,12 @@ def run_bare(path: Path, embedder: Embedder, plan: list[tuple[str, list[str]]]) 
 
 async def _run_queries(
     provider: ContextProvider, plan: list[tuple[str, list[str]]]
-) -> tuple[list[float], dict[str, list[float]]]:
+) -> tuple[list[float], dict[str, list[float]], int]:
+    """Latencies and stage times of the timed requests, and how many of them came back
+    partial (a stage ran out of the deadline: its latency is the deadline's, not the work's)."""
     latencies: list[float] = []
     stages: dict[str, list[float]] = {}
+    partial = 0
     for n, (question, scopes) in enumerate(plan):
         request = ContextRequest(
             query=question,
@@ -278,9 +282,10 @@ async def _run_queries(
         if n < WARM_UP:
             continue
         latencies.append(elapsed)
+        partial += response.manifest.partial
         for stage in response.manifest.stages:
             stages.setdefault(stage.stage, []).append(float(stage.elapsed_ms))
-    return latencies, stages
+    return latencies, stages, partial
 
 
 def percentiles(values: list[float]) -> dict[str, float]:

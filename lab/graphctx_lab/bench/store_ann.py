@@ -26,7 +26,7 @@ __all__ = ["bench_ann", "current_rss_mb"]
 
 RunQueries = Callable[
     [ContextProvider, list[tuple[str, list[str]]]],
-    Awaitable[tuple[list[float], dict[str, list[float]]]],
+    Awaitable[tuple[list[float], dict[str, list[float]], int]],
 ]
 RECALL_AT = (10, 50)
 NO_SCOPE = frozenset({"-no-such-scope-"})  # a search that reads the matrix and scores nothing
@@ -61,7 +61,7 @@ async def bench_ann(
         report = await store.build_vector_index(namespace)
         rss_index = current_rss_mb()
         provider = ContextProvider(store, embedder, default_token_counter(), CallerAssertedGrants())
-        latencies, stages = await run_queries(provider, plan)
+        latencies, stages, partial = await run_queries(provider, plan)
         await exact.vector_search(namespace, vector, NO_SCOPE, 1, far)
         found = {k: 0 for k in RECALL_AT}
         wanted = {k: 0 for k in RECALL_AT}
@@ -101,6 +101,7 @@ async def bench_ann(
             "exact": percentiles(exact_ms),
             "ann": percentiles(ann_ms),
         },
+        "partial_responses": partial,
         "retrieve_ms": percentiles(latencies),
         "stage_ms": {name: percentiles(values) for name, values in sorted(stages.items())},
     }
