@@ -1,9 +1,10 @@
 """Neo4j's write-time full-text statistics always equal a recount of the chunks.
 
-Visible BM25 on Neo4j reads N, the total length and n(t) from ``ScopeSet`` and ``TermCount``
+Visible BM25 on Neo4j reads N, the total length and n(t) from ``ScopeSet`` and ``Term``
 (``store/neo4j/text_statistics.py``) instead of counting the matches, so every write, new
-version, re-scope and delete must keep them exact, and a graph written before they existed
-must be refused by the read path until ``init_schema`` has added them.
+version, re-scope and delete must keep them exact, and a graph written before they existed,
+or with its term counts in the older ``TermCount`` layout, must be refused by the read path
+until ``init_schema`` has added or converted them.
 """
 
 from __future__ import annotations
@@ -33,9 +34,19 @@ SOON_S = 30.0
 
 STORED = """
 MATCH (s:ScopeSet {namespace: $namespace})
-OPTIONAL MATCH (t:TermCount {scope_set: s.key})
-WITH s, collect([t.term, t.chunks]) AS terms
-RETURN s.key AS key, s.chunk_count AS chunks, s.total_length AS length, terms
+RETURN s.key AS key, s.chunk_count AS chunks, s.total_length AS length, COLLECT {
+    MATCH (t:Term {namespace: $namespace})
+    UNWIND range(0, size(t.scope_sets) - 1) AS i
+    WITH t, i
+    WHERE t.scope_sets[i] = s.key
+    RETURN [t.term, t.chunks[i]]
+} AS terms
+"""
+TERMS_WITHOUT_COUNTS = """
+MATCH (t:Term {namespace: $namespace})
+WHERE size(t.chunks) = 0 OR size(t.chunks) <> size(t.scope_sets)
+   OR any(n IN t.chunks WHERE n <= 0)
+RETURN count(t) AS wrong
 """
 RECOUNTED = """
 MATCH (c:Chunk {namespace: $namespace})
@@ -52,7 +63,9 @@ RETURN key, chunks, length, COLLECT {
 """
 STRIP_STATISTICS = (
     "DROP CONSTRAINT graphctx_term_count_key IF EXISTS",
+    "DROP CONSTRAINT graphctx_term_key IF EXISTS",
     "MATCH (t:TermCount) DELETE t",
+    "MATCH (t:Term) DELETE t",
     "MATCH (c:Chunk) REMOVE c.length",
     "MATCH (s:ScopeSet) REMOVE s.total_length",
 )
@@ -79,6 +92,8 @@ def statistics(
     params = {"namespace": namespace}
     stored = runner.run(store.run_read(STORED, params, soon()))
     recounted = runner.run(store.run_read(RECOUNTED, params, soon()))
+    wrong = runner.run(store.run_read(TERMS_WITHOUT_COUNTS, params, soon()))
+    assert wrong[0]["wrong"] == 0  # no empty, ragged or non-positive Term left behind
     return by_key(stored), by_key(recounted)
 
 
@@ -160,9 +175,56 @@ def test_a_graph_without_statistics_is_refused_until_init_adds_them(
     report = neo4j_runner.run(neo4j_store.init_schema())
 
     assert "graphctx_term_count_key" in report.created
+    assert "graphctx_term_key" in report.created
     assert neo4j_runner.run(search()) == before
     stored, recounted = statistics(neo4j_runner, neo4j_store, namespace)
     assert stored == recounted
+
+
+# The term counts as graphctx wrote them before Term: one TermCount per scope set and term.
+TO_LEGACY_TERM_COUNTS = (
+    """
+MATCH (t:Term)
+UNWIND range(0, size(t.scope_sets) - 1) AS i
+CREATE (:TermCount {scope_set: t.scope_sets[i], term: t.term, chunks: t.chunks[i]})
+""",
+    "MATCH (t:Term) DELETE t",
+    "DROP CONSTRAINT graphctx_term_key IF EXISTS",
+)
+LEGACY_LEFT = "MATCH (t:TermCount) RETURN count(t) AS left"
+
+
+def test_term_counts_in_the_older_layout_are_refused_until_init_converts_them(
+    neo4j_runner: asyncio.Runner, neo4j_store: Neo4jGraphStore
+) -> None:
+    namespace = "l" + uuid.uuid4().hex[:12]
+    texts = ["payment gateway outage", "kafka broker payment", "salary 급여 payment", "급여 결제"]
+    writes = []
+    for i, text in enumerate(texts):
+        doc = make_document(namespace, f"d{i}", text, [{"eng"}, {"hr"}, {"eng", "hr"}][i % 3])
+        chunk = NewChunk(0, 0, len(text), text, unit_vector(f"{namespace}/{i}"))
+        writes.append(DocumentWrite(doc, (chunk,)))
+    neo4j_runner.run(neo4j_store.write_documents(namespace, writes, "test"))
+
+    def search(scopes: frozenset[str]) -> Coroutine[Any, Any, list[ChunkHit]]:
+        return neo4j_store.fulltext_search(namespace, "payment 급여 broker", scopes, 5, soon())
+
+    views = [frozenset({"eng"}), frozenset({"hr"}), frozenset({"eng", "hr"})]
+    before = [neo4j_runner.run(search(scopes)) for scopes in views]
+    counted = statistics(neo4j_runner, neo4j_store, namespace)[0]
+    for statement in TO_LEGACY_TERM_COUNTS:
+        neo4j_runner.run(neo4j_store._write(stripping(statement), "to the older layout"))
+    with pytest.raises(ConfigurationError):
+        neo4j_runner.run(search(views[0]))
+
+    report = neo4j_runner.run(neo4j_store.init_schema())
+
+    assert report.created == ("graphctx_term_key",)
+    left = neo4j_runner.run(neo4j_store.run_read(LEGACY_LEFT, {}, soon()))
+    assert left[0]["left"] == 0
+    assert [neo4j_runner.run(search(scopes)) for scopes in views] == before
+    stored, recounted = statistics(neo4j_runner, neo4j_store, namespace)
+    assert stored == recounted == counted
 
 
 batches = st.lists(

@@ -47,8 +47,9 @@ def _scored(node: str, held: str | None = None) -> str:
 # The full-text half of CANDIDATE_SEARCH (imports n, keys, visible, terms; adds pool_size,
 # total_length, holding, unmigrated, lexical_top). Visible BM25 (graphctx.store.bm25) with
 # the statistics it had when every visible match was scanned, found without scanning them:
-# - n(t) is summed from the write-time TermCount nodes of the visible scope sets
-#   (text_statistics.py); ``unmigrated`` counts visible sets written before those statistics;
+# - n(t) is summed from the query term's write-time Term node, over the visible scope sets'
+#   entries only (text_statistics.py); ``unmigrated`` counts visible sets written before those
+#   statistics, and is not 0 while a graph's TermCount layout is not yet converted to Term;
 # - the pool (visible chunks holding any query term) is counted with its total length from
 #   ``Chunk.length`` alone, reading whichever side is smaller: the pool ($lucene), or its
 #   complement among the visible chunks ($complement: the ACL clause minus every term), whose
@@ -76,11 +77,15 @@ CALL (terms) {{
     WITH [s IN sets | s.key] AS text_keys,
          reduce(total = 0, s IN sets | total + s.chunk_count) AS text_visible,
          reduce(total = 0, s IN sets | total + coalesce(s.total_length, 0)) AS visible_length,
-         size([s IN sets WHERE s.total_length IS NULL]) AS unmigrated
+         size([s IN sets WHERE s.total_length IS NULL])
+         + CASE WHEN EXISTS {{ MATCH (:TermCount) }} THEN 1 ELSE 0 END AS unmigrated
     RETURN text_keys, text_visible, visible_length, unmigrated,
            [t IN terms | reduce(held = 0, chunks IN COLLECT {{
-               MATCH (x:TermCount) WHERE x.scope_set IN text_keys AND x.term = t
-               RETURN x.chunks
+               MATCH (x:Term {{namespace: $namespace, term: t}})
+               UNWIND range(0, size(x.scope_sets) - 1) AS i
+               WITH x, i
+               WHERE x.scope_sets[i] IN text_keys
+               RETURN x.chunks[i] AS chunks
            }} | held + chunks)] AS holding
 }}
 WITH n, keys, visible, terms, text_keys, text_visible, visible_length, unmigrated, holding,

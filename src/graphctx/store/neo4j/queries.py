@@ -11,7 +11,8 @@ Graph layout (all nodes carry ``namespace``; nothing is shared across namespaces
     (:Chunk {namespace, chunk_id, seq, ordinal, start_char, end_char, text, heading_path,
              embedding, terms, length, acl_key, acl_terms})
     (:ScopeSet {key, namespace, scopes, chunk_count, total_length})   one per distinct scope set
-    (:TermCount {scope_set, term, chunks})   chunks of a scope set holding a term (BM25's n(t))
+    (:Term {namespace, term, scope_sets, chunks})   per term, the scope sets holding it and
+                                    how many of their chunks do (parallel lists: BM25's n(t))
     (:Knowledge {namespace, node_id, kind, node_type, name, description})
         -[:FROM_CHUNK {link, role}]-> (:Chunk)
     (:Knowledge) -[:DECLARED]-> (:Declaration {namespace, declaration, keys, node_type, home})
@@ -30,7 +31,8 @@ VECTOR_INDEX: Final = "graphctx_chunk_embedding"
 FULLTEXT_INDEX: Final = "graphctx_chunk_text"
 FULLTEXT_ANALYZER: Final = "whitespace"
 DECLARATION_CONSTRAINT: Final = "graphctx_declaration_id"
-TERM_COUNT_CONSTRAINT: Final = "graphctx_term_count_key"
+TERM_COUNT_CONSTRAINT: Final = "graphctx_term_count_key"  # the (:TermCount) layout before Term
+TERM_CONSTRAINT: Final = "graphctx_term_key"
 
 # --- schema (write path, idempotent) ---------------------------------------------------------
 # Name -> statement. The name is the index (or the constraint's index) it creates.
@@ -61,6 +63,8 @@ SCHEMA_STATEMENTS: Final[dict[str, str]] = {
        FOR (d:Declaration) REQUIRE (d.namespace, d.declaration) IS UNIQUE""",
     TERM_COUNT_CONSTRAINT: """CREATE CONSTRAINT graphctx_term_count_key IF NOT EXISTS
        FOR (t:TermCount) REQUIRE (t.scope_set, t.term) IS UNIQUE""",
+    TERM_CONSTRAINT: """CREATE CONSTRAINT graphctx_term_key IF NOT EXISTS
+       FOR (t:Term) REQUIRE (t.namespace, t.term) IS UNIQUE""",
     "graphctx_knowledge_by_namespace": """CREATE INDEX graphctx_knowledge_by_namespace IF NOT EXISTS
        FOR (k:Knowledge) ON (k.namespace)""",
     # No `vector.dimensions`: one index serves every embedding dimension (a query only meets
@@ -101,7 +105,8 @@ CALL (k) {
 # Run once, when the term-count constraint is created: a graph written before the write-time
 # full-text statistics (graphctx.store.neo4j.text_statistics) gets them from its chunks. The
 # scope sets' total_length is set last, so a read of a half-migrated graph (a total_length
-# still missing) is refused rather than scored from partial counts. Auto-commit (session.run).
+# still missing) is refused rather than scored from partial counts. It writes the TermCount
+# layout, which CONVERT_LEGACY_TERM_COUNTS then moves onto Term nodes. Auto-commit.
 BACKFILL_TEXT_STATISTICS: Final = (
     """
 MATCH (t:TermCount)
@@ -127,6 +132,34 @@ CALL (s) {
         total = 0, length IN COLLECT { MATCH (c:Chunk {acl_key: s.key}) RETURN c.length }
         | total + length)
 } IN TRANSACTIONS OF 1000 ROWS
+""",
+)
+
+# A graph written with one (:TermCount {scope_set, term, chunks}) node per scope set and term
+# (graphctx before Term, or the backfill above) gets its counts moved onto the Term nodes,
+# scope set by scope set: each set's counts are appended and its TermCount nodes deleted in
+# one transaction, so an interrupted conversion resumes where it stopped (init_schema runs
+# it while any TermCount is left), and the read path refuses full text until none is.
+# TermCount nodes of a scope set that no longer exists were never read: they are dropped.
+# Auto-commit (session.run).
+LEGACY_TERM_COUNTS_LEFT: Final = "MATCH (t:TermCount) RETURN count(t) > 0 AS left"
+CONVERT_LEGACY_TERM_COUNTS: Final = (
+    """
+MATCH (s:ScopeSet)
+WHERE EXISTS { MATCH (:TermCount {scope_set: s.key}) }
+CALL (s) {
+    MATCH (old:TermCount {scope_set: s.key})
+    WITH s, old
+    ORDER BY old.term
+    MERGE (t:Term {namespace: s.namespace, term: old.term})
+    ON CREATE SET t.scope_sets = [], t.chunks = []
+    SET t.scope_sets = t.scope_sets + s.key, t.chunks = t.chunks + old.chunks
+    DELETE old
+} IN TRANSACTIONS OF 1 ROWS
+""",
+    """
+MATCH (old:TermCount)
+CALL (old) { DELETE old } IN TRANSACTIONS OF 10000 ROWS
 """,
 )
 
@@ -236,14 +269,23 @@ WHERE s.chunk_count <= 0
 DELETE s
 """
 
-# One statement per batch: the (scope set, term) deltas summed in Python.
+# One statement per batch: the deltas summed in Python, one row per term (sorted, so the
+# Term locks are taken in one order): ``keys`` the scope sets whose count moves, ``delta``
+# their change by key. A Term keeps the scope sets holding it (count > 0) and their counts.
 ADJUST_TERM_COUNTS: Final = """
-UNWIND $counts AS row
-MERGE (t:TermCount {scope_set: row.key, term: row.term})
-ON CREATE SET t.chunks = 0
-SET t.chunks = t.chunks + row.chunks
+UNWIND $terms AS row
+MERGE (t:Term {namespace: $namespace, term: row.term})
+ON CREATE SET t.scope_sets = [], t.chunks = []
+WITH t, row, [key IN row.keys WHERE NOT key IN t.scope_sets] AS added
+WITH t, t.scope_sets + added AS keys,
+     [i IN range(0, size(t.scope_sets) - 1)
+      | t.chunks[i] + coalesce(row.delta[t.scope_sets[i]], 0)]
+     + [key IN added | row.delta[key]] AS counts
+WITH t, [i IN range(0, size(keys) - 1) WHERE counts[i] > 0 | keys[i]] AS keys,
+     [count IN counts WHERE count > 0] AS counts
+SET t.scope_sets = keys, t.chunks = counts
 WITH t
-WHERE t.chunks <= 0
+WHERE size(t.chunks) = 0
 DELETE t
 """
 

@@ -1,13 +1,15 @@
 """Constraints and indexes (``graphctx neo4j init``), and the server version check.
 
-Everything is ``IF NOT EXISTS``, so init is idempotent and safe to run on every ingest. A
-graph written before a structure existed is migrated when its constraint is created: legacy
+Everything is ``IF NOT EXISTS``, so init is idempotent and safe to run on every ingest. A graph
+written before a structure existed is migrated when its constraint is created: legacy
 declarations, and the write-time full-text statistics (``Chunk.length``,
-``ScopeSet.total_length``, ``TermCount``); until then the read path refuses to score full
-text from a graph without them (``ConfigurationError``). After creating, init waits until
-the indexes are online and checks that an index with a graphctx name really has graphctx's
-definition (an operator-made index with the same name but another analyser or filter would
-silently break search or the ACL filter).
+``ScopeSet.total_length``, term counts); until then the read path refuses to score full text
+from a graph without them (``ConfigurationError``). Term counts kept in the older layout (one
+``TermCount`` node per scope set and term) are converted to ``Term`` nodes by every init that
+finds one left (an interrupted conversion resumes; reads are refused until it is done). After
+creating, init waits until the indexes are online and checks that an index with a graphctx name
+really has graphctx's definition (an operator-made index with the same name but another analyser
+or filter would silently break search or the ACL filter).
 """
 
 from __future__ import annotations
@@ -94,10 +96,17 @@ async def _graphctx_indexes(session: neo4j.AsyncSession) -> list[dict[str, Any]]
     return [record.data() async for record in result]
 
 
+async def _convert_legacy_term_counts(session: neo4j.AsyncSession) -> None:
+    result = await session.run(queries.LEGACY_TERM_COUNTS_LEFT)
+    if (await result.single(strict=True))["left"]:
+        for statement in queries.CONVERT_LEGACY_TERM_COUNTS:
+            await (await session.run(statement)).consume()
+
+
 async def init_schema(driver: neo4j.AsyncDriver, database: str) -> SchemaReport:
     """Create missing constraints and indexes, wait until online, verify the definitions.
 
-    Idempotent and cheap when the schema is complete (two reads, no schema write).
+    Idempotent and cheap when the schema is complete (three reads, no schema write).
     """
     async with driver.session(database=database) as session:
         result = await session.run(queries.SERVER_COMPONENTS)
@@ -119,4 +128,5 @@ async def init_schema(driver: neo4j.AsyncDriver, database: str) -> SchemaReport:
                 for statement in queries.BACKFILL_TEXT_STATISTICS:
                     await (await session.run(statement)).consume()
             rows = await _graphctx_indexes(session)
+        await _convert_legacy_term_counts(session)
     return SchemaReport(version, edition, verify_indexes(rows), tuple(missing))

@@ -7,11 +7,13 @@ so the sums are kept per scope set, in the transaction that writes, re-scopes or
 chunk:
 
 - ``ScopeSet.chunk_count`` and ``ScopeSet.total_length`` (sum of ``Chunk.length``);
-- ``(:TermCount {scope_set, term, chunks})``: how many chunks of the scope set hold ``term``.
+- ``(:Term {namespace, term, scope_sets, chunks})``, one per term of a namespace: the scope
+  sets with chunks holding ``term`` and, at the same place in ``chunks``, how many do.
 
 A read adds them up over the scope sets that intersect the caller's scopes: exact, and nothing
 hidden is counted. A batch's chunk changes are summed here, in Python (:class:`TextDeltas`),
-and written as one ``ADJUST_SCOPE_SETS`` and one ``ADJUST_TERM_COUNTS`` statement.
+and written as one ``ADJUST_SCOPE_SETS`` and one ``ADJUST_TERM_COUNTS`` statement (one row,
+one node, per term the batch touches, whatever the number of scope sets it touches).
 """
 
 from __future__ import annotations
@@ -64,11 +66,16 @@ class TextDeltas:
             if self.chunks[key] or self.lengths[key]
         ]
 
-    def term_count_rows(self) -> list[dict[str, Any]]:
+    def term_rows(self) -> list[dict[str, Any]]:
+        """One row per term whose counts move, sorted by term: ``keys`` (sorted) and
+        ``delta`` (key -> change)."""
+        by_term: dict[str, dict[str, int]] = {}
+        for (key, term), delta in self.terms.items():
+            if delta:
+                by_term.setdefault(term, {})[key] = delta
         return [
-            {"key": key, "term": term, "chunks": delta}
-            for (key, term), delta in sorted(self.terms.items())
-            if delta
+            {"term": term, "keys": sorted(deltas), "delta": deltas}
+            for term, deltas in sorted(by_term.items())
         ]
 
     async def apply(self, tx: neo4j.AsyncManagedTransaction, namespace: str) -> None:
@@ -76,9 +83,9 @@ class TextDeltas:
         sets = self.scope_set_rows()
         if sets:
             await fetch(tx, queries.ADJUST_SCOPE_SETS, namespace=namespace, deltas=sets)
-        counts = self.term_count_rows()
-        if counts:
-            await fetch(tx, queries.ADJUST_TERM_COUNTS, counts=counts)
+        terms = self.term_rows()
+        if terms:
+            await fetch(tx, queries.ADJUST_TERM_COUNTS, namespace=namespace, terms=terms)
 
 
 def moving_rows(rows: Sequence[Mapping[str, Any]], deltas: TextDeltas) -> None:
