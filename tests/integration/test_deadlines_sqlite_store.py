@@ -6,14 +6,18 @@ import asyncio
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from graphctx.errors import StoreUnavailableError
 from graphctx.store.port import StageTimeout
-from graphctx.store.sqlite import schema
+from graphctx.store.records import DocumentWrite
+from graphctx.store.sqlite import schema, vectors
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.testing.fixtures import make_document, paragraphs
 
 STUCK_S = 5.0  # how long the stuck connection would block if the read waited for it
 SLACK_S = 0.25
@@ -70,3 +74,54 @@ def test_a_closed_store_is_unavailable_and_retryable(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailableError) as raised:
         asyncio.run(store.ping())
     assert raised.value.retryable is True
+
+
+ROWS = 3_000
+LOAD_DEADLINE_S = 0.05  # each request's; the load below takes about 0.3 s
+
+
+def test_a_matrix_load_longer_than_any_deadline_is_finished_for_the_next_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # At 1M chunks loading a namespace's vectors takes longer than a request's stage budget.
+    # When each request's deadline interrupted the load, the matrix was never cached and every
+    # vector search timed out, for ever; the request must stop waiting, the load must not.
+    store = SqliteGraphStore(tmp_path / "store.sqlite")
+    real_rows = vectors._rows
+
+    def slow_rows(*args: Any) -> Iterator[tuple[int, bytes]]:  # a slow disk, ~0.3 s a load
+        for n, row in enumerate(real_rows(*args)):
+            if n % 100 == 0:
+                time.sleep(0.01)
+            yield row
+
+    async def scenario() -> tuple[int, int]:
+        await store.open()
+        try:
+            writes = [
+                DocumentWrite(make_document("big", f"d{d}", text, {"eng"}), tuple(paragraphs(text)))
+                for d in range(ROWS // 100)
+                for text in ["\n\n".join(f"row {d}-{r}" for r in range(100))]
+            ]
+            await store.write_documents("big", writes, "test-embedder")
+            await store.close()
+            monkeypatch.setattr(vectors, "_rows", slow_rows)
+            await store.open()  # a cold cache, as after a restart
+            query = writes[0].chunks[0].embedding
+            timed_out = answered = 0
+            give_up = time.monotonic() + 30
+            while not answered and time.monotonic() < give_up:
+                try:
+                    hits = await store.vector_search(
+                        "big", query, frozenset({"eng"}), 5, time.monotonic() + LOAD_DEADLINE_S
+                    )
+                    answered = len(hits)
+                except StageTimeout:
+                    timed_out += 1
+            return timed_out, answered
+        finally:
+            await store.close()
+
+    timed_out, answered = asyncio.run(scenario())
+    assert timed_out >= 1  # the first request met a load it could not wait for
+    assert answered == 5

@@ -323,6 +323,11 @@ class SqliteGraphStore:
             return []
 
         def work(conn: sqlite3.Connection) -> list[ChunkHit]:
+            # A (re)load of the namespace's matrix is not interrupted at this request's
+            # deadline: at 1M chunks it takes longer than a request's stage budget, and a load
+            # abandoned by every request would never be cached. The request stops waiting at
+            # its deadline (``_read``); the load finishes in its thread for the next one.
+            conn.set_progress_handler(None, 0)
             data = self._vectors.matrix_for(conn, namespace, _generation(conn))
             if data.dim and data.dim != vector.shape[0]:
                 raise ConfigurationError(
