@@ -31,7 +31,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +50,7 @@ from graphctx.store.port import GraphStore
 from graphctx.store.records import NewChunk, NewDocument
 from graphctx.store.sqlite.store import SqliteGraphStore
 from graphctx_lab.bench.store import default_data_dir, load_passages
+from graphctx_lab.bench.tree_child import run_in_tree
 
 __all__ = ["run_ingest_bench"]
 
@@ -291,21 +291,16 @@ def measure(
 
 def _baseline(src: Path, data: Path, documents: int, where: tuple[str, Any, str] | None) -> Any:
     env = dict(os.environ)
-    lab = Path(__file__).resolve().parents[2]
-    env["PYTHONPATH"] = os.pathsep.join([str(src.resolve()), str(lab)])
     if where is not None:
         env.update(NEO4J_URI=where[0], NEO4J_USER=where[1][0], NEO4J_PASSWORD=where[1][1])
         env["NEO4J_DATABASE"] = where[2]
     else:
         env.pop("NEO4J_URI", None)
-    command = [sys.executable, "-m", "graphctx_lab.bench.ingest", "--data", str(data)]
-    command += ["--documents", str(documents), "--child"]
-    command += [] if where is not None else ["--no-neo4j"]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=3600)
-    for line in done.stdout.splitlines():
-        if line.startswith(RESULT_PREFIX):
-            return json.loads(line[len(RESULT_PREFIX) :])
-    raise RuntimeError(f"baseline run failed ({done.returncode}): {done.stderr[-2000:]}")
+    args = ["--data", str(data), "--documents", str(documents), "--child"]
+    args += [] if where is not None else ["--no-neo4j"]
+    return run_in_tree(
+        src, "graphctx_lab.bench.ingest", args, RESULT_PREFIX, timeout_s=3600, env=env
+    )
 
 
 RATIO_KEYS = (

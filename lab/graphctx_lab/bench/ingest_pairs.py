@@ -22,7 +22,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,6 +43,7 @@ from graphctx_lab.bench.ingest import (
     bench_sources,
 )
 from graphctx_lab.bench.store import default_data_dir
+from graphctx_lab.bench.tree_child import run_in_tree
 
 __all__ = ["run_pairs"]
 
@@ -82,17 +82,11 @@ async def _one_pass(data: Path, documents: int, vectors: Path, name: str, batche
 
 
 def _child_pass(src: Path, data: Path, documents: int, vectors: Path, name: str, mode: str) -> Any:
-    env = dict(os.environ)
-    lab = Path(__file__).resolve().parents[2]
-    env["PYTHONPATH"] = os.pathsep.join([str(src.resolve()), str(lab)])
-    command = [sys.executable, "-m", "graphctx_lab.bench.ingest_pairs", "--child"]
-    command += ["--data", str(data), "--documents", str(documents), "--vectors", str(vectors)]
-    command += ["--embedder", name, "--mode", mode]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=CHILD_TIMEOUT_S)
-    for line in done.stdout.splitlines():
-        if line.startswith(RESULT_PREFIX):
-            return json.loads(line[len(RESULT_PREFIX) :])
-    raise RuntimeError(f"pass under {src} failed ({done.returncode}): {done.stderr[-2000:]}")
+    args = ["--child", "--data", str(data), "--documents", str(documents)]
+    args += ["--vectors", str(vectors), "--embedder", name, "--mode", mode]
+    return run_in_tree(
+        src, "graphctx_lab.bench.ingest_pairs", args, RESULT_PREFIX, timeout_s=CHILD_TIMEOUT_S
+    )
 
 
 def _record_vectors(data: Path, documents: int, where: Path) -> tuple[str, int]:

@@ -19,7 +19,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -35,6 +34,7 @@ from graphctx.ingest.pipeline import IngestDefaults, build_document
 from graphctx.store.records import DocumentWrite, NewChunk
 from graphctx_lab.bench.ingest import ROOT, WARM_UP_DOCUMENTS, bench_sources
 from graphctx_lab.bench.store import default_data_dir
+from graphctx_lab.bench.tree_child import run_in_tree
 
 __all__ = ["run_pairs"]
 
@@ -113,20 +113,12 @@ async def _child(documents: int, max_documents: int, max_chars: int, init: bool)
 def _pass(
     src: Path, documents: int, max_documents: int, max_chars: int, init: bool = False
 ) -> dict[str, Any]:
-    env = dict(os.environ)
-    lab = Path(__file__).resolve().parents[2]
-    env["PYTHONPATH"] = os.pathsep.join([str(src.resolve()), str(lab)])
-    command = [sys.executable, "-m", "graphctx_lab.bench.neo4j_write_pairs", "--child"]
-    command += ["--documents", str(documents), "--batch-documents", str(max_documents)]
-    command += ["--batch-chars", str(max_chars)] + (["--init"] if init else [])
-    done = subprocess.run(
-        command, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False
+    args = ["--child", "--documents", str(documents), "--batch-documents", str(max_documents)]
+    args += ["--batch-chars", str(max_chars)] + (["--init"] if init else [])
+    result: dict[str, Any] = run_in_tree(
+        src, "graphctx_lab.bench.neo4j_write_pairs", args, RESULT_PREFIX, timeout_s=CHILD_TIMEOUT_S
     )
-    for line in done.stdout.splitlines():
-        if line.startswith(RESULT_PREFIX):
-            result: dict[str, Any] = json.loads(line[len(RESULT_PREFIX) :])
-            return result
-    raise RuntimeError(f"pass of {src} failed:\n{done.stderr[-3000:]}")
+    return result
 
 
 def run_pairs(
