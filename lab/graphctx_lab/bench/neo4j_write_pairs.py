@@ -28,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from graphctx.ingest.batching import BATCH_CHARS, BATCH_DOCUMENTS
+from graphctx.ingest.batching import BATCH_CHARS, BATCH_DOCUMENTS, BatchCutter, PendingDocument
 from graphctx.ingest.chunking import chunk_document
 from graphctx.ingest.pipeline import IngestDefaults, build_document
+from graphctx.ingest.source import SourceDocument
 from graphctx.store.records import DocumentWrite, NewChunk
 from graphctx_lab.bench.ingest import ROOT, WARM_UP_DOCUMENTS, bench_sources
 from graphctx_lab.bench.store import default_data_dir
@@ -44,21 +45,20 @@ CHILD_TIMEOUT_S = 1800
 
 
 def _batches(
-    writes: list[DocumentWrite], max_documents: int, max_chars: int
+    writes: list[DocumentWrite], sources: list[SourceDocument], max_documents: int, max_chars: int
 ) -> list[list[DocumentWrite]]:
-    """The pipeline's cut (``graphctx.ingest.batching.BatchCutter``): text or document count."""
-    batches: list[list[DocumentWrite]] = [[]]
-    held = 0
-    for write in writes:
-        batches[-1].append(write)
-        held += len(write.document.text)
-        if held >= max_chars or len(batches[-1]) >= max_documents:
-            batches.append([])
-            held = 0
-    return [batch for batch in batches if batch]
+    """The pipeline's cut (``BatchCutter``), with the limits given."""
+    cutter = BatchCutter(max_chars, max_documents)
+    cut = [
+        b
+        for n, s in enumerate(sources)
+        for b in cutter.add(PendingDocument(n, s, writes[n].document))
+    ]
+    cut.append(cutter.flush())
+    return [[writes[p.index] for p in batch] for batch in cut if batch]
 
 
-def _writes(documents: int, namespace: str) -> list[DocumentWrite]:
+def _writes(documents: int, namespace: str) -> tuple[list[SourceDocument], list[DocumentWrite]]:
     sources = bench_sources(default_data_dir(), documents)
     defaults = IngestDefaults(namespace=namespace, source_uri_prefix="bench://")
     rng = np.random.default_rng(17)
@@ -71,7 +71,7 @@ def _writes(documents: int, namespace: str) -> list[DocumentWrite]:
             for i, s in enumerate(spans)
         )
         out.append(DocumentWrite(build_document(source, ROOT, defaults), chunks))
-    return out
+    return sources, out
 
 
 async def _child(documents: int, max_documents: int, max_chars: int, init: bool) -> dict[str, Any]:
@@ -84,7 +84,7 @@ async def _child(documents: int, max_documents: int, max_chars: int, init: bool)
         if init:
             await store.init_schema()
         run = uuid.uuid4().hex[:8]
-        writes = _writes(documents, "bench")
+        sources, writes = _writes(documents, "bench")
         warm = [
             replace(w, document=replace(w.document, namespace=f"warm{run}"))
             for w in writes[:WARM_UP_DOCUMENTS]
@@ -92,7 +92,7 @@ async def _child(documents: int, max_documents: int, max_chars: int, init: bool)
         await store.write_documents(f"warm{run}", warm, "random")
         namespace = f"bench{run}"
         timed = [replace(w, document=replace(w.document, namespace=namespace)) for w in writes]
-        batches = _batches(timed, max_documents, max_chars)
+        batches = _batches(timed, sources, max_documents, max_chars)
         chunks = sum(len(w.chunks) for w in timed)
         started = time.perf_counter()
         for batch in batches:

@@ -54,9 +54,11 @@ def embed_workers() -> int:
 
 
 class BatchCutter:
-    """Groups documents, in order, into batches (the rules in the module docstring)."""
+    """Groups documents, in order, into batches (the rules in the module docstring; the
+    limits are ``BATCH_CHARS`` and ``BATCH_DOCUMENTS`` unless a benchmark asks for others)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_chars: int = BATCH_CHARS, max_documents: int = BATCH_DOCUMENTS) -> None:
+        self._max_chars, self._max_documents = max_chars, max_documents
         self._batch: list[PendingDocument] = []
         self._chars = 0
         self._ids: set[str] = set()
@@ -69,7 +71,7 @@ class BatchCutter:
         self._batch.append(pending)
         self._chars += len(pending.document.text)
         self._ids.add(pending.document.document_id)
-        if self._chars >= BATCH_CHARS or len(self._batch) >= BATCH_DOCUMENTS:
+        if self._chars >= self._max_chars or len(self._batch) >= self._max_documents:
             closed.append(self.flush())
         return closed
 
