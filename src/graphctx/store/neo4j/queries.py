@@ -9,7 +9,7 @@ Graph layout (all nodes carry ``namespace``; nothing is shared across namespaces
     (:Document {namespace, document_id, version, version_seq, is_latest, scopes, acl_key, ...})
         -[:HAS_CHUNK]->
     (:Chunk {namespace, chunk_id, seq, ordinal, start_char, end_char, text, heading_path,
-             embedding, terms, length, acl_key, acl_terms})
+             embedding, terms, length, acl_key, acl_terms})   embedding: a float32 array
     (:ScopeSet {key, namespace, scopes, chunk_count, total_length})   one per distinct scope set
     (:Term {namespace, term, scope_sets, chunks})   per term, the scope sets holding it and
                                     how many of their chunks do (parallel lists: BM25's n(t))
@@ -236,7 +236,7 @@ SET c.acl_key = row.acl_key, c.acl_terms = row.acl_terms
 # chunks created. Chunks and relations carry a per-namespace ``seq`` (insertion order, for
 # tie-breaks); the namespace node holds the last one handed out ($chunk_count more here).
 # A chunk row is ``{properties, embedding}``: the embedding is a float32 VECTOR parameter
-# (Bolt 6, a quarter of the bytes of a list of floats), stored as a float32 array by
+# (Bolt 6: 4 bytes a coordinate, 9 in a list of floats), stored as a float32 array by
 # setNodeVectorProperty (a VECTOR property needs the block store format, which Community
 # lacks); Cypher reads it back as LIST<FLOAT> (the same values: they were float32 before).
 CREATE_VERSIONS_WITH_CHUNKS: Final = """
