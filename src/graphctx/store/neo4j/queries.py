@@ -9,7 +9,7 @@ Graph layout (all nodes carry ``namespace``; nothing is shared across namespaces
     (:Document {namespace, document_id, version, version_seq, is_latest, scopes, acl_key, ...})
         -[:HAS_CHUNK]->
     (:Chunk {namespace, chunk_id, seq, ordinal, start_char, end_char, text, heading_path,
-             embedding, terms, length, acl_key, acl_terms})
+             embedding, terms, length, acl_key, acl_terms})   embedding: a float32 array
     (:ScopeSet {key, namespace, scopes, chunk_count, total_length})   one per distinct scope set
     (:Term {namespace, term, scope_sets, chunks})   per term, the scope sets holding it and
                                     how many of their chunks do (parallel lists: BM25's n(t))
@@ -235,7 +235,12 @@ SET c.acl_key = row.acl_key, c.acl_terms = row.acl_terms
 # each ``{properties, chunks}``): the previous latest version is demoted, the version and its
 # chunks created. Chunks and relations carry a per-namespace ``seq`` (insertion order, for
 # tie-breaks); the namespace node holds the last one handed out ($chunk_count more here).
+# A chunk row is ``{properties, embedding}``: the embedding is a float32 VECTOR parameter
+# (Bolt 6: 4 bytes a coordinate, 9 in a list of floats), stored as a float32 array by
+# setNodeVectorProperty (a VECTOR property needs the block store format, which Community
+# lacks); Cypher reads it back as LIST<FLOAT> (the same values: they were float32 before).
 CREATE_VERSIONS_WITH_CHUNKS: Final = """
+CYPHER 25
 MATCH (n:Namespace {name: $namespace})
 SET n.chunk_seq = coalesce(n.chunk_seq, 0) + $chunk_count
 WITH n
@@ -248,10 +253,12 @@ CREATE (d:Document)
 SET d = row.properties
 WITH d, row
 CALL (d, row) {
-    UNWIND row.chunks AS properties
+    UNWIND row.chunks AS chunk
     CREATE (c:Chunk)
-    SET c = properties
+    SET c = chunk.properties
     CREATE (d)-[:HAS_CHUNK]->(c)
+    WITH c, chunk
+    CALL db.create.setNodeVectorProperty(c, 'embedding', chunk.embedding)
 }
 """
 

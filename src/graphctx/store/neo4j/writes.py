@@ -14,6 +14,7 @@ from typing import Any
 
 import neo4j
 import numpy as np
+from neo4j.vector import Vector
 
 from graphctx.errors import InvalidDocumentError
 from graphctx.store.declarations import declaration_id, is_home_declaration, name_keys
@@ -50,9 +51,22 @@ def version_label(document: NewDocument, previous: StoredVersion | None) -> str:
     return document.source_version
 
 
+def chunk_embedding(document: NewDocument, chunk: NewChunk) -> Vector:
+    """A chunk's embedding as it travels: a float32 ``Vector`` (Bolt 6: 4 bytes a coordinate,
+    one byte string), stored by ``db.create.setNodeVectorProperty`` as a float32 array. The
+    server refuses a coordinate that is not finite; it is refused here, before anything of the
+    batch is sent (``ValueError``, as a chunk outside its span)."""
+    embedding = np.asarray(chunk.embedding, dtype=np.float32)
+    if not np.isfinite(embedding).all():
+        raise ValueError(
+            f"chunk {chunk.ordinal} of {document.document_id} has a NaN or infinite embedding"
+        )
+    return Vector(embedding)
+
+
 def chunk_row(document: NewDocument, version_seq: int, chunk: NewChunk, seq: int) -> dict[str, Any]:
+    """A new chunk's properties, but its embedding (:func:`chunk_embedding`)."""
     check_chunk_span(document, chunk)
-    embedding = np.asarray(chunk.embedding, dtype=np.float32).astype(np.float64)
     terms = index_terms(fulltext_source(document, chunk))
     return {
         "namespace": document.namespace,
@@ -63,7 +77,6 @@ def chunk_row(document: NewDocument, version_seq: int, chunk: NewChunk, seq: int
         "end_char": chunk.end_char,
         "text": chunk.text,
         "heading_path": list(chunk.heading_path),
-        "embedding": embedding.tolist(),
         "terms": terms,
         "length": term_length(terms),
         "acl_key": acl.scope_set_key(document.namespace, document.scopes),
@@ -241,13 +254,15 @@ def _plan_document(
     rows = [
         chunk_row(document, seq, chunk, plan.chunk_seq + i + 1) for i, chunk in enumerate(chunks)
     ]
+    embeddings = [chunk_embedding(document, chunk) for chunk in chunks]
     _keep_embedder(plan, record)
     plan.chunk_seq += len(rows)
     plan.versions.append(document_properties(document, version, seq))
     if previous is not None:
         plan.rescope(document)
     plan.chunks += [
-        {"document_id": document.document_id, "version_seq": seq, "properties": row} for row in rows
+        {"document_id": document.document_id, "version_seq": seq, "properties": row, "embedding": e}
+        for row, e in zip(rows, embeddings, strict=True)
     ]
     plan.move_to_scope_set(document, footprint, rows)
     outcome = WriteOutcome.ADDED if previous is None else WriteOutcome.NEW_VERSION
@@ -274,7 +289,9 @@ def _version_groups(plan: _BatchPlan) -> list[tuple[list[dict[str, Any]], int]]:
     chunks (a version is never split): ``(rows, chunk count)``."""
     chunks: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for row in plan.chunks:
-        chunks.setdefault((row["document_id"], row["version_seq"]), []).append(row["properties"])
+        chunks.setdefault((row["document_id"], row["version_seq"]), []).append(
+            {"properties": row["properties"], "embedding": row["embedding"]}
+        )
     groups: list[tuple[list[dict[str, Any]], int]] = []
     rows: list[dict[str, Any]] = []
     count = 0
