@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from graphctx.context import minhash
 from graphctx.context.minhash import (
+    HEAD_PERMUTATIONS,
+    MINHASH_PERMUTATIONS,
     LazySignature,
     MinHashSignature,
     minhash_signature,
@@ -99,3 +101,17 @@ def test_whitespace_is_what_the_regular_expression_called_whitespace() -> None:
     for code in range(sys.maxunicode + 1):
         char = chr(code)
         assert (space.fullmatch(char) is not None) == char.isspace(), hex(code)
+
+
+def test_a_comparison_stops_computing_minima_once_they_decide_it() -> None:
+    passage = "The employer must give at least thirty days notice before a dismissal. " * 3
+    shared = passage + "Backups run nightly at three and are kept for thirty days for audits."
+    other = passage + "Is the cache warm? Check the hit ratio first, then restart the gateway."
+    mine, theirs = LazySignature(shared), LazySignature(other)
+    same_head = int((mine.head == theirs.head).sum())
+    assert same_head + MINHASH_PERMUTATIONS - HEAD_PERMUTATIONS >= 0.8 * MINHASH_PERMUTATIONS
+    assert not mine.reaches(theirs, 0.8)  # the head left it open; the next step decided it
+    assert HEAD_PERMUTATIONS < mine.computed < MINHASH_PERMUTATIONS
+    assert mine.reaches(theirs, 0.05)  # decided by what is already computed
+    assert mine.signature() == minhash_signature(shared)
+    assert mine.computed == MINHASH_PERMUTATIONS
