@@ -108,9 +108,14 @@ class LazySignature:
         self._text = text
         self._size = shingle_size
         self._values = np.empty(MINHASH_PERMUTATIONS, dtype=np.uint64)
-        self._values[:HEAD_PERMUTATIONS] = signature_head(text, shingle_size)
         self._computed = HEAD_PERMUTATIONS  # minima known so far, a prefix of the signature
         self._hashes: npt.NDArray[np.uint64] | None = None
+        head = signature_head.lookup(text, shingle_size)
+        if head is None:  # computed here, as signature_head would, keeping the hashes
+            self._hashes = shingle_hashes(text, shingle_size)
+            head = _head_of(self._hashes)
+            signature_head.remember(head, text, shingle_size)
+        self._values[:HEAD_PERMUTATIONS] = head
 
     @property
     def head(self) -> npt.NDArray[np.uint64]:
@@ -161,9 +166,11 @@ class LazySignature:
 def signature_head(text: str, shingle_size: int = 5) -> npt.NDArray[np.uint64]:
     """The first ``HEAD_PERMUTATIONS`` minima of ``text``'s signature (read-only), memoised in
     the text's partition."""
-    head = _minima(
-        shingle_hashes(text, shingle_size), _A[:HEAD_PERMUTATIONS], _B[:HEAD_PERMUTATIONS]
-    )
+    return _head_of(shingle_hashes(text, shingle_size))
+
+
+def _head_of(hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    head = _minima(hashes, _A[:HEAD_PERMUTATIONS], _B[:HEAD_PERMUTATIONS])
     head.setflags(write=False)
     return head
 
