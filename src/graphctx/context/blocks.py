@@ -3,6 +3,13 @@
 Every packing pass (selection, then presentation) charges a block for its rendered form —
 content plus its ``<source id="Sn">`` tags — with the citation id it will carry, so the sum of
 block costs is exactly what the rendered context spends.
+
+Whether a rendered form fits is decided by its exact count, except where the counter's floor
+(:class:`~graphctx.context.tokens.FlooredTokenCounter`, a bound the exact count never goes
+below) is already over the room: then it cannot fit, and it is not counted. Once the budget
+is nearly full that is most of what the packer tries (every later candidate, whole, then the
+prefixes the binary search probes); the answer to every "does it fit" is the same, so the
+blocks, cuts and drops are too, and every charged cost is still an exact count.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from typing import TypeVar
 from graphctx.context.delimiters import PrefixNeutraliser
 from graphctx.context.evidence import DropReason, PackableEvidence, PackedBlock, PackingPolicy
 from graphctx.context.rendering import render_neutralised_block
-from graphctx.context.tokens import TokenCounter
+from graphctx.context.tokens import FlooredTokenCounter, TokenCounter
 from graphctx.context.truncation import fit_prefix, safe_cut_points
 
 __all__ = ["CachedCounter", "fit_block"]
@@ -28,12 +35,24 @@ class CachedCounter:
     counter: TokenCounter
     cache: dict[str, int] = field(default_factory=dict)
     neutralisers: dict[str, PrefixNeutraliser] = field(default_factory=dict)
+    floored: FlooredTokenCounter | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.counter, FlooredTokenCounter):
+            self.floored = self.counter
 
     def count(self, text: str) -> int:
         cached = self.cache.get(text)
         if cached is None:
             cached = self.cache[text] = self.counter.count(text)
         return cached
+
+    def within(self, text: str, limit: int) -> bool:
+        """``count(text) <= limit``, without counting when the floor already exceeds it."""
+        floored = self.floored
+        if floored is not None and text not in self.cache and floored.floor(text) > limit:
+            return False
+        return self.count(text) <= limit
 
     def neutraliser(self, text: str) -> PrefixNeutraliser:
         found = self.neutralisers.get(text)
@@ -60,35 +79,38 @@ def fit_block(
         return DropReason.OVER_BUDGET
     size = len(item.text) if longest is None else min(longest, len(item.text))
 
-    costs: dict[int, int] = {}  # by prefix length: the last probe of fit_prefix is the cut
+    rendered: dict[int, str] = {}  # by prefix length
     neutraliser = counter.neutraliser(item.text)  # every content below is a prefix of it
 
-    def cost(content: str) -> int:
-        known = costs.get(len(content))
+    def render(content: str) -> str:
+        known = rendered.get(len(content))
         if known is None:
             neutralised = neutraliser.prefix(len(content))
-            rendered = render_neutralised_block(citation_id, neutralised, item.freshness)
-            known = costs[len(content)] = counter.count(rendered)
+            known = rendered[len(content)] = render_neutralised_block(
+                citation_id, neutralised, item.freshness
+            )
         return known
 
+    def fits(content: str) -> bool:
+        return counter.within(render(content), limit)
+
     shown = item.text[:size]
-    whole = cost(shown)
-    if whole <= limit:
+    if fits(shown):
         return PackedBlock(
             citation_id,
             item,
             shown,
             item.start_char,
             item.start_char + size,
-            whole,
+            counter.count(render(shown)),
             truncated=size < len(item.text),
         )
     cuts = safe_cut_points(item.text) if longest is None else _cuts_within(item.text, size)
-    cut = fit_prefix(item.text, lambda content: cost(content) <= limit, cuts)
+    cut = fit_prefix(item.text, fits, cuts)
     if cut == 0:
         return DropReason.OVER_BUDGET
     content = item.text[:cut]
-    if counter.count(content) < policy.min_block_tokens:
+    if counter.within(content, policy.min_block_tokens - 1):
         return DropReason.TOO_SMALL
     return PackedBlock(
         citation_id,
@@ -96,7 +118,7 @@ def fit_block(
         content,
         item.start_char,
         item.start_char + cut,
-        cost(content),
+        counter.count(render(content)),  # counted: fit_prefix found it fits
         truncated=True,
     )
 

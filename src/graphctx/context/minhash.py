@@ -22,6 +22,7 @@ from graphctx.context.text_memo import text_memo
 __all__ = [
     "HEAD_PERMUTATIONS",
     "MINHASH_PERMUTATIONS",
+    "STEP_PERMUTATIONS",
     "LazySignature",
     "MinHashSignature",
     "minhash_signature",
@@ -32,6 +33,7 @@ __all__ = [
 
 MINHASH_PERMUTATIONS = 128
 HEAD_PERMUTATIONS = 32  # computed for every text; enough to rule out most pairs
+STEP_PERMUTATIONS = 32  # then compared this many at a time, while the result is open
 SIGNATURE_CACHE_ENTRIES = 8_192  # chunk texts recur across requests; signature heads are pure
 _PRIME = np.uint64(4_294_967_291)  # largest prime below 2**32: a*x + b stays below 2**64
 
@@ -86,56 +88,89 @@ def minhash_signature(text: str, shingle_size: int = 5) -> MinHashSignature:
 
 class LazySignature:
     """The signature of one text, its first ``HEAD_PERMUTATIONS`` minima computed at once and
-    the rest only when a comparison needs them.
+    the rest only as far as a comparison needs them.
 
     Most candidates the packer compares share few shingles with anything packed: the head alone
     shows that the similarity cannot reach the threshold, whatever the other minima are, and
     the other three quarters of the permutations (most of a signature's cost) are never run.
+    When the head leaves it open, the rest is compared ``STEP_PERMUTATIONS`` at a time, and
+    the comparison stops as soon as the minima compared so far decide it either way (two
+    texts that share a passage but not the rest are told apart in one more step, not three).
 
     Only the head is memoised (:func:`signature_head`, in the text's partition). Whether the
     rest was needed depends on what the text was compared with, which may be a chunk another
     caller cannot see; so the rest lives in this object, which lives for one packing call.
     """
 
-    __slots__ = ("_full", "_head", "_size", "_text")
+    __slots__ = ("_computed", "_hashes", "_size", "_text", "_values")
 
     def __init__(self, text: str, shingle_size: int = 5) -> None:
         self._text = text
         self._size = shingle_size
-        self._head = signature_head(text, shingle_size)
-        self._full: MinHashSignature | None = None
+        self._values = np.empty(MINHASH_PERMUTATIONS, dtype=np.uint64)
+        self._computed = HEAD_PERMUTATIONS  # minima known so far, a prefix of the signature
+        self._hashes: npt.NDArray[np.uint64] | None = None
+        head = signature_head.lookup(text, shingle_size)
+        if head is None:  # computed here, as signature_head would, keeping the hashes
+            self._hashes = shingle_hashes(text, shingle_size)
+            head = _head_of(self._hashes)
+            signature_head.remember(head, text, shingle_size)
+        self._values[:HEAD_PERMUTATIONS] = head
 
     @property
     def head(self) -> npt.NDArray[np.uint64]:
         """The first ``HEAD_PERMUTATIONS`` minima."""
-        return self._head
+        return self._values[:HEAD_PERMUTATIONS]
+
+    @property
+    def computed(self) -> int:
+        """How many of the ``MINHASH_PERMUTATIONS`` minima have been computed."""
+        return self._computed
 
     def signature(self) -> MinHashSignature:
         """The whole signature (the same as :func:`minhash_signature`)."""
-        full = self._full
-        if full is None:
-            hashes = shingle_hashes(self._text, self._size)
-            tail = _minima(hashes, _A[HEAD_PERMUTATIONS:], _B[HEAD_PERMUTATIONS:])
-            full = self._full = MinHashSignature(tuple(self._head.tolist() + tail.tolist()))
-        return full
+        return MinHashSignature(tuple(self._minima_to(MINHASH_PERMUTATIONS).tolist()))
+
+    def _minima_to(self, end: int) -> npt.NDArray[np.uint64]:
+        """The first ``end`` minima, computing those not known yet."""
+        if end > self._computed:
+            if self._hashes is None:
+                self._hashes = shingle_hashes(self._text, self._size)
+            start = self._computed
+            self._values[start:end] = _minima(self._hashes, _A[start:end], _B[start:end])
+            self._computed = end
+        return self._values[:end]
 
     def reaches(self, other: LazySignature, threshold: float, same_head: int | None = None) -> bool:
         """``other.signature().similarity(self.signature()) >= threshold``, computing the rest
-        of either signature only when the heads leave it open. ``same_head``: how many minima
-        the heads share, when the caller counted them (for many others at once)."""
-        same = int(np.count_nonzero(self._head == other._head)) if same_head is None else same_head
-        if (same + MINHASH_PERMUTATIONS - HEAD_PERMUTATIONS) / MINHASH_PERMUTATIONS < threshold:
-            return False  # even if every other minimum agreed
-        return other.signature().similarity(self.signature()) >= threshold
+        of either signature only as far as the minima compared so far leave it open.
+        ``same_head``: how many minima the heads share, when the caller counted them (for
+        many others at once)."""
+        same = int(np.count_nonzero(self.head == other.head)) if same_head is None else same_head
+        compared = HEAD_PERMUTATIONS
+        while True:
+            if (same + MINHASH_PERMUTATIONS - compared) / MINHASH_PERMUTATIONS < threshold:
+                return False  # even if every other minimum agreed
+            if same / MINHASH_PERMUTATIONS >= threshold:
+                return True  # even if no other minimum agreed
+            if compared == MINHASH_PERMUTATIONS:  # unreachable: one of the two above holds
+                return same / MINHASH_PERMUTATIONS >= threshold
+            end = min(compared + STEP_PERMUTATIONS, MINHASH_PERMUTATIONS)
+            mine = self._minima_to(end)[compared:end]
+            theirs = other._minima_to(end)[compared:end]
+            same += int(np.count_nonzero(mine == theirs))
+            compared = end
 
 
 @text_memo(maxsize=SIGNATURE_CACHE_ENTRIES)
 def signature_head(text: str, shingle_size: int = 5) -> npt.NDArray[np.uint64]:
     """The first ``HEAD_PERMUTATIONS`` minima of ``text``'s signature (read-only), memoised in
     the text's partition."""
-    head = _minima(
-        shingle_hashes(text, shingle_size), _A[:HEAD_PERMUTATIONS], _B[:HEAD_PERMUTATIONS]
-    )
+    return _head_of(shingle_hashes(text, shingle_size))
+
+
+def _head_of(hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    head = _minima(hashes, _A[:HEAD_PERMUTATIONS], _B[:HEAD_PERMUTATIONS])
     head.setflags(write=False)
     return head
 

@@ -61,20 +61,48 @@ class TextMemo(Generic[P, R]):
         functools.update_wrapper(self, function)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        partition = _PARTITIONS.get().get(args[0]) if args and isinstance(args[0], str) else None
-        if partition is None:
+        key = self._key(args, kwargs)
+        if key is None:
             return self._function(*args, **kwargs)
-        key = (partition, args, tuple(sorted(kwargs.items())))
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return self._entries[key]
         value = self._function(*args, **kwargs)
+        self._store(key, value)
+        return value
+
+    def lookup(self, *args: P.args, **kwargs: P.kwargs) -> R | None:
+        """The memoised value of these arguments in their text's partition, or None; nothing
+        is computed. For a caller that computes the value itself, with byproducts it keeps."""
+        key = self._key(args, kwargs)
+        if key is None:
+            return None
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        return None
+
+    def remember(self, value: R, *args: P.args, **kwargs: P.kwargs) -> None:
+        """Memoise ``value``, which must be what the function returns for these arguments,
+        in their text's partition (a text with no partition is not memoised)."""
+        key = self._key(args, kwargs)
+        if key is not None:
+            self._store(key, value)
+
+    def _store(self, key: Hashable, value: R) -> None:
         with self._lock:
             self._entries[key] = value
             if len(self._entries) > self._maxsize:
                 self._entries.popitem(last=False)
-        return value
+
+    @staticmethod
+    def _key(args: tuple[object, ...], kwargs: dict[str, object]) -> Hashable | None:
+        partition = _PARTITIONS.get().get(args[0]) if args and isinstance(args[0], str) else None
+        if partition is None:
+            return None
+        return (partition, args, tuple(sorted(kwargs.items())))
 
 
 def text_memo(maxsize: int) -> Callable[[Callable[P, R]], TextMemo[P, R]]:

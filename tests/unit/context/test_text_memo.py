@@ -41,3 +41,18 @@ def test_the_least_recently_used_entry_goes_first_beyond_the_bound() -> None:
         for text in ("x", "y", "x", "z", "x", "y"):
             length(text)
     assert seen == ["x", "y", "z", "y"]
+
+
+def test_a_value_computed_by_the_caller_is_remembered_in_its_partition_only() -> None:
+    seen, length = counting_memo(8)
+    with text_memo_partitions({"abc": "a"}):
+        assert length.lookup("abc") is None
+        length.remember(3, "abc")
+        assert length.lookup("abc") == 3
+        assert length("abc") == 3
+        length.remember(2, "ab")  # no partition: not memoised
+        assert length.lookup("ab") is None
+    with text_memo_partitions({"abc": "b"}):
+        assert length.lookup("abc") is None
+    assert length.lookup("abc") is None
+    assert seen == []
