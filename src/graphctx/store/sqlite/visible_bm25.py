@@ -160,10 +160,12 @@ class _Pool:
                 (json.dumps(self.shown[picked].tolist()),),
             ).fetchall()
         )
-        for row in picked.tolist():
-            padded = f" {stored[int(self.shown[row])]} "
-            for column in np.flatnonzero(self.matched[row]).tolist():
-                self.frequencies[row, column] = occurrences(padded, self._terms[column])
+        padded = {rowid: f" {terms} " for rowid, terms in stored.items()}
+        for column, term in enumerate(self._terms):
+            rows = picked[self.matched[picked, column]]
+            self.frequencies[rows, column] = [
+                occurrences(padded[rowid], term) for rowid in self.shown[rows].tolist()
+            ]
         self.done[picked] = True
 
     def statistics(self) -> PoolStatistics:
