@@ -32,6 +32,7 @@ __all__ = [
     "CandidateTable",
     "PoolStatistics",
     "best_rows",
+    "idf",
     "rank_by_visible_bm25",
     "rank_with_statistics",
     "statistics_of",
@@ -113,6 +114,11 @@ class CandidateTable:
         )
 
 
+def idf(visible_chunks: int, holding: int) -> float:
+    """A term's weight when ``holding`` of the pool's chunks hold it."""
+    return max(_MIN_IDF, math.log((visible_chunks - holding + 0.5) / (holding + 0.5)))
+
+
 def best_rows(
     table: CandidateTable, pool: PoolStatistics, visible_chunks: int, limit: int
 ) -> list[tuple[int, float]]:
@@ -125,10 +131,10 @@ def best_rows(
     if rows == 0 or limit <= 0 or pool.size == 0:
         return []
     average_length = max(1e-9, pool.total_length / pool.size)
-    idf = [max(_MIN_IDF, math.log((visible_chunks - n + 0.5) / (n + 0.5))) for n in pool.holding]
+    weights = [idf(visible_chunks, n) for n in pool.holding]
     norm = BM25_K1 * ((1 - BM25_B) + (BM25_B * table.lengths) / average_length)
     scores = np.zeros(rows, dtype=np.float64)
-    for i, weight in enumerate(idf):
+    for i, weight in enumerate(weights):
         tf = table.frequencies[:, i]
         part = weight * tf * (BM25_K1 + 1) / (tf + norm)
         scores += np.where(tf > 0, part, 0.0)

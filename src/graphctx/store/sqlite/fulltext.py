@@ -16,6 +16,13 @@ acts only on terms found in more than 1,000 chunks of the namespace: see
 
 A store written before this change has one shared ``chunk_fts`` table; :func:`migrate_shared_index`
 splits it into per-namespace tables when the store is opened, in the schema's transaction.
+
+Beside each chunk's FTS row the same write records its length (``chunk_term_counts``, the
+BM25 length of its stored terms) and, when it has any, its irregular terms in the
+namespace's second FTS5 table ``chunk_fts_<n>_irregular`` (:mod:`.term_shapes`): together
+they let :mod:`.visible_bm25` know every candidate's length and which candidates truly hold a
+query term without reading the candidates. A store written before them gets both filled on
+open (:func:`index_term_shapes`), in the schema's transaction.
 """
 
 from __future__ import annotations
@@ -27,13 +34,15 @@ from typing import Final
 
 from graphctx.store.sqlite.fts5_query import prune_common_terms
 from graphctx.store.sqlite.namespace_stats import NamespaceStats
-from graphctx.store.sqlite.visible_bm25 import rank_visible
+from graphctx.store.sqlite.term_shapes import irregular_terms, term_count
+from graphctx.store.sqlite.visible_bm25 import irregular_table, rank_visible
 from graphctx.text.lexical import index_terms_many
 
 __all__ = [
     "FTS_TOKENIZER",
     "chunk_terms",
     "index_chunks",
+    "index_term_shapes",
     "migrate_shared_index",
     "search",
     "table_of",
@@ -73,7 +82,31 @@ def _create_table(conn: sqlite3.Connection, namespace: str) -> str:
     name = _name(cursor.lastrowid)
     conn.execute(f"CREATE VIRTUAL TABLE {name} USING fts5 (terms, tokenize = '{FTS_TOKENIZER}')")
     conn.execute(f"CREATE VIRTUAL TABLE {name}_vocab USING fts5vocab ({name}, 'row')")
+    _create_irregular_table(conn, name)
     return name
+
+
+def _create_irregular_table(conn: sqlite3.Connection, name: str) -> None:
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {irregular_table(name)}"
+        f" USING fts5 (terms, tokenize = '{FTS_TOKENIZER}')"
+    )
+
+
+def _insert_term_shapes(
+    conn: sqlite3.Connection, name: str, rowids: Sequence[int], stored: Sequence[str]
+) -> None:
+    """Each chunk's length, and its irregular terms (only chunks that have some)."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO chunk_term_counts (id, terms) VALUES (?, ?)",
+        zip(rowids, map(term_count, stored), strict=True),
+    )
+    irregular = [
+        (rowid, found)
+        for rowid, found in zip(rowids, map(irregular_terms, stored), strict=True)
+        if found
+    ]
+    conn.executemany(f"INSERT INTO {irregular_table(name)} (rowid, terms) VALUES (?, ?)", irregular)
 
 
 def index_chunks(
@@ -82,19 +115,26 @@ def index_chunks(
     """Index chunks' analysed text (``texts[i]`` is chunk row ``rowids[i]``'s) in their
     namespace's table (created on first use), in one statement."""
     name = table_of(conn, namespace) or _create_table(conn, namespace)
+    stored = index_terms_many(texts)
     conn.executemany(
-        f"INSERT INTO {name} (rowid, terms) VALUES (?, ?)",
-        zip(rowids, index_terms_many(texts), strict=True),
+        f"INSERT INTO {name} (rowid, terms) VALUES (?, ?)", zip(rowids, stored, strict=True)
     )
+    _insert_term_shapes(conn, name, rowids, stored)
 
 
 def unindex_document(conn: sqlite3.Connection, namespace: str, doc: int) -> None:
-    """Remove the chunks of one document version from the index."""
+    """Remove the chunks of one document version from the index (both tables and the
+    lengths)."""
     name = table_of(conn, namespace)
     if name is not None:
-        conn.execute(
-            f"DELETE FROM {name} WHERE rowid IN (SELECT id FROM chunks WHERE doc = ?)", (doc,)
-        )
+        for table in (name, irregular_table(name)):
+            conn.execute(
+                f"DELETE FROM {table} WHERE rowid IN (SELECT id FROM chunks WHERE doc = ?)",
+                (doc,),
+            )
+    conn.execute(
+        "DELETE FROM chunk_term_counts WHERE id IN (SELECT id FROM chunks WHERE doc = ?)", (doc,)
+    )
 
 
 def chunk_terms(conn: sqlite3.Connection) -> dict[int, str]:
@@ -124,7 +164,7 @@ def search(
     if not kept:
         return []
     visible = stats.visible(scopes)
-    return rank_visible(conn, name, kept, stats.rows, scopes, visible, limit)
+    return rank_visible(conn, name, kept, stats.rows, stats.lengths, scopes, visible, limit)
 
 
 def migrate_shared_index(conn: sqlite3.Connection) -> None:
@@ -152,3 +192,18 @@ def migrate_shared_index(conn: sqlite3.Connection) -> None:
         )
     conn.execute(f"DROP TABLE IF EXISTS {_SHARED_TABLE}_vocab")
     conn.execute(f"DROP TABLE {_SHARED_TABLE}")
+
+
+def index_term_shapes(conn: sqlite3.Connection) -> None:
+    """Record every indexed chunk's length and irregular terms, from its stored terms (a
+    store written before they were recorded at write time).
+
+    Runs inside the schema's write transaction: a failure leaves nothing. It rewrites both
+    from scratch, so running it again gives the same rows.
+    """
+    for (row_id,) in conn.execute("SELECT id FROM fulltext_tables ORDER BY id").fetchall():
+        name = _name(row_id)
+        _create_irregular_table(conn, name)
+        conn.execute(f"DELETE FROM {irregular_table(name)}")
+        rows = conn.execute(f"SELECT rowid, terms FROM {name}").fetchall()
+        _insert_term_shapes(conn, name, [r for r, _ in rows], [str(t) for _, t in rows])

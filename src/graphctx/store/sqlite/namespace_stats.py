@@ -11,7 +11,9 @@ integers only), and document frequencies memoised per generation as queries look
 
 The same refresh keeps every chunk's row id with the index of its scope set
 (:class:`RowScopes`), so full-text search tells a caller's visible matches from hidden ones
-in memory instead of joining every match with the chunk and scope tables in SQL.
+in memory instead of joining every match with the chunk and scope tables in SQL, and beside
+them each chunk's length (``chunk_term_counts``), so BM25's average length over the visible
+matches needs no chunk read.
 
 Nothing here mixes namespaces: each namespace has its own counts and its own memo.
 """
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from graphctx.errors import StoreCorruptError
 from graphctx.store.sqlite.scope_layout import ScopeLayout, layout_count
 
 __all__ = ["MAX_MEMOISED_TERMS", "NamespaceStats", "RowScopes", "StatsCache"]
@@ -82,6 +85,10 @@ class RowScopes:
         visible = (self.rowids[found] == rowids) & meets[self.key_index[found]]
         return np.sort(rowids[visible])
 
+    def positions(self, rowids: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+        """Where each of ``rowids`` (all held here) sits in :attr:`rowids`."""
+        return np.searchsorted(self.rowids, rowids)
+
 
 @dataclass
 class NamespaceStats:
@@ -91,6 +98,7 @@ class NamespaceStats:
     sizes: dict[frozenset[str], int]  # chunks per scope set
     total: int  # every chunk of the namespace, scoped or not
     rows: RowScopes
+    lengths: npt.NDArray[np.int64]  # each chunk of ``rows`` (same order): its BM25 length
     frequencies: dict[str, int] = field(default_factory=dict)  # memo: term -> chunks holding it
 
     def visible(self, scopes: frozenset[str]) -> int:
@@ -125,6 +133,26 @@ def _count(
     return placed, sizes, placed.unscoped + sum(sizes.values())
 
 
+def _lengths(
+    conn: sqlite3.Connection, namespace: str, after: int, rowids: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """The recorded lengths of ``rowids`` (ascending chunk row ids of the namespace past
+    ``after``)."""
+    found = conn.execute(
+        """SELECT t.id, t.terms FROM chunk_term_counts t JOIN chunks c ON c.id = t.id
+           WHERE c.namespace = ? AND c.id > ? ORDER BY t.id""",
+        (namespace, after),
+    ).fetchall()
+    ids = np.fromiter((row[0] for row in found), dtype=np.int64, count=len(found))
+    counts = np.fromiter((row[1] for row in found), dtype=np.int64, count=len(found))
+    if rowids.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    at = np.minimum(np.searchsorted(ids, rowids), max(0, ids.shape[0] - 1))
+    if ids.shape[0] == 0 or not np.array_equal(ids[at], rowids):
+        raise StoreCorruptError(f"chunks of namespace {namespace!r} have no recorded length")
+    return counts[at]
+
+
 class StatsCache:
     """Per-namespace counts, shared by every reader thread (one lock: refreshes are cheap)."""
 
@@ -148,13 +176,26 @@ class StatsCache:
                 for key, size in added.items():
                     sizes[key] = sizes.get(key, 0) + size
                 rows = RowScopes.of(placed, cached.rows)
+                added_rows = rows.rowids[cached.rows.rowids.shape[0] :]
+                lengths = np.concatenate(
+                    [cached.lengths, _lengths(conn, namespace, cached.last_rowid, added_rows)]
+                )
                 fresh = NamespaceStats(
-                    generation, layout, placed.last_rowid, sizes, cached.total + total, rows
+                    generation,
+                    layout,
+                    placed.last_rowid,
+                    sizes,
+                    cached.total + total,
+                    rows,
+                    lengths,
                 )
             else:
                 placed, sizes, total = _count(conn, namespace, -1)
                 rows = RowScopes.of(placed)
-                fresh = NamespaceStats(generation, layout, placed.last_rowid, sizes, total, rows)
+                lengths = _lengths(conn, namespace, -1, rows.rowids)
+                fresh = NamespaceStats(
+                    generation, layout, placed.last_rowid, sizes, total, rows, lengths
+                )
             if cached is None or generation > cached.generation:
                 self._stats[namespace] = fresh
             return fresh

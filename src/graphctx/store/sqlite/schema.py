@@ -6,12 +6,14 @@ import sqlite3
 from pathlib import Path
 
 from graphctx.errors import StoreCorruptError, StoreUnavailableError
-from graphctx.store.sqlite.fulltext import migrate_shared_index
+from graphctx.store.sqlite.fulltext import index_term_shapes, migrate_shared_index
 
 # 2: one full-text table per namespace (store/sqlite/fulltext.py); a version-1 file is
 # migrated on open.
-SCHEMA_VERSION = 2
-_MIGRATED_VERSIONS = frozenset({1})
+# 3: each chunk's length (chunk_term_counts) and irregular terms (chunk_fts_<n>_irregular)
+# recorded at write time; an older file gets them filled on open.
+SCHEMA_VERSION = 3
+_MIGRATED_VERSIONS = frozenset({1, 2})
 APPLICATION_ID = 0x67637478  # "gctx": marks the file as a graphctx store
 BUSY_TIMEOUT_MS = 10_000
 
@@ -69,6 +71,10 @@ CREATE TABLE IF NOT EXISTS chunks (
     UNIQUE (namespace, chunk_id)
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc);
+CREATE TABLE IF NOT EXISTS chunk_term_counts (
+    id    INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    terms INTEGER NOT NULL
+);
 CREATE INDEX IF NOT EXISTS chunks_by_namespace ON chunks (namespace, id);
 CREATE TABLE IF NOT EXISTS nodes (
     namespace   TEXT NOT NULL,
@@ -166,11 +172,13 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
 def _migrate(conn: sqlite3.Connection) -> None:
     """Bring an older file up to SCHEMA_VERSION inside the open transaction."""
     (version,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    migrate_shared_index(conn)
     if int(version) in _MIGRATED_VERSIONS:
+        if int(version) < 3:
+            index_term_shapes(conn)
         conn.execute(
             "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
         )
-    migrate_shared_index(conn)
 
 
 def _keep_read_only(

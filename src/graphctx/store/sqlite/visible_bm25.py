@@ -3,28 +3,46 @@
 FTS5 finds, for each query term, the chunks that hold it (row ids, from the index alone);
 the caller's visible ones are told apart in memory by the namespace's cached scope sets
 (:class:`~graphctx.store.sqlite.namespace_stats.RowScopes`). The candidates are the visible
-chunks holding any term (what the terms' OR matches), and only their stored terms (our own
-analysis, one space between terms) are read: each one's length is counted by its spaces, and
-each query term's occurrences only in the chunks FTS5 found holding it (a chunk whose stored
-terms include the term always matches the term's phrase, so nothing is missed). The count of
-visible chunks comes from the caller (cached per generation, :mod:`.namespace_stats`). Ties
-keep write order (chunk row id).
+chunks holding any term (what the terms' OR matches). The count of visible chunks comes from
+the caller and every candidate's length from the namespace's cache (both per generation,
+:mod:`.namespace_stats`). Ties keep write order (chunk row id).
+
+Reading every candidate's stored terms to count the query terms was most of the stage, and
+most candidates cannot reach the top ``limit``. So the pool's statistics are found without
+reading every candidate, and candidates are read lazily:
+
+- ``n(t)``: a chunk FTS5 finds for ``t`` may not hold ``t`` (``don't`` gives the tokens
+  ``don`` and ``t``; see :mod:`.term_shapes`). For a regular ``t``, a match that does not
+  also match ``t`` among the chunk's irregular terms (the namespace's second table) got the
+  token from a regular stored term, which is ``t``: it holds ``t``. Only the chunks matching
+  in both tables, and every match of an irregular ``t`` (rare), are read to count ``t``.
+- MaxScore: a candidate's score is below the sum of ``idf(t) * (k1 + 1)`` over the terms it
+  matched. Candidates are read, highest bound first, in batches, until no unread one's bound
+  reaches the ``limit``-th best exact score; a bound equal to it is read (ties are broken
+  exactly, by row id). The rows left unread score strictly below every returned row.
+
+Each read row's count of each term it matched is the number of its stored terms equal to the
+term, and its score the float :func:`~graphctx.store.bm25.best_rows` gives any row from the
+same pool statistics: the hits and scores are those of counting every candidate.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Sequence
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from graphctx.store.bm25 import CandidateTable, best_rows
+from graphctx.store.bm25 import BM25_K1, CandidateTable, PoolStatistics, best_rows, idf
 from graphctx.store.sqlite.fts5_query import or_expression
 from graphctx.store.sqlite.namespace_stats import RowScopes
+from graphctx.store.sqlite.term_shapes import is_regular
 
-__all__ = ["occurrences", "rank_visible"]
+__all__ = ["irregular_table", "occurrences", "rank_visible"]
 
 
 def occurrences(padded: str, term: str) -> int:
@@ -53,38 +71,120 @@ def _holding(conn: sqlite3.Connection, table: str, term: str) -> npt.NDArray[np.
     return np.fromstring(joined, dtype=np.int64, sep=",")
 
 
+def irregular_table(table: str) -> str:
+    """The name of the table holding ``table``'s chunks' irregular terms."""
+    return f"{table}_irregular"
+
+
 def rank_visible(
     conn: sqlite3.Connection,
     table: str,
     terms: Sequence[str],
     rows: RowScopes,
+    lengths: npt.NDArray[np.int64],
     scopes: frozenset[str],
     visible: int,
     limit: int,
 ) -> list[tuple[str, float]]:
     """``(chunk_id, score)`` of the ``limit`` best chunks holding any of ``terms`` whose scope
-    set meets ``scopes`` (``rows``: the namespace's at ``conn``'s generation); ``visible`` is
-    the caller's count of visible chunks in the namespace."""
+    set meets ``scopes`` (``rows``: the namespace's at ``conn``'s generation, ``lengths``
+    their lengths); ``visible`` is the caller's count of visible chunks in the namespace."""
     holders = [rows.visible_among(_holding(conn, table, term), scopes) for term in terms]
     shown = np.unique(np.concatenate(holders)) if holders else np.zeros(0, dtype=np.int64)
-    if shown.shape[0] == 0:
+    if shown.shape[0] == 0 or limit <= 0:
         return []
-    rowids = shown.tolist()
-    stored = dict(
-        conn.execute(
-            f"SELECT rowid, terms FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))",
-            (json.dumps(rowids),),
-        ).fetchall()
-    )
-    padded = [f" {stored[rowid]} " for rowid in rowids]
-    frequencies = np.zeros((len(rowids), len(terms)), dtype=np.int64)
-    for column, (term, holding) in enumerate(zip(terms, holders, strict=True)):
-        at = np.searchsorted(shown, holding)
-        frequencies[at, column] = [occurrences(padded[row], term) for row in at.tolist()]
-    lengths = np.fromiter((text.count(" ") - 1 for text in padded), np.int64, len(padded))
-    pool = CandidateTable(shown, lengths, frequencies)
-    best = best_rows(pool, pool.statistics(), visible, limit)
-    return _with_chunk_ids(conn, [(rowids[row], score) for row, score in best])
+    pool = _Pool(conn, table, terms, shown, lengths[rows.positions(shown)])
+    doubtful = [
+        np.intersect1d(holding, _holding(conn, irregular_table(table), term))
+        if is_regular(term)
+        else holding
+        for term, holding in zip(terms, holders, strict=True)
+    ]
+    for column, holding in enumerate(holders):
+        pool.matched[np.searchsorted(shown, holding), column] = True
+    pool.read(np.unique(np.searchsorted(shown, np.concatenate(doubtful))))
+    statistics = pool.statistics()
+    best = pool.best(statistics, visible, limit)
+    bound = pool.matched @ _term_bounds(statistics, visible)
+    batch = max(limit, _MIN_BATCH)
+    while True:
+        kth = best[-1][1] if len(best) == limit else -math.inf
+        waiting = np.flatnonzero(~pool.done & (bound * (1 + _BOUND_SLACK) >= kth))
+        if waiting.shape[0] == 0:
+            break
+        order = np.argsort(-bound[waiting], kind="stable")[:batch]
+        pool.read(waiting[order])
+        best = pool.best(statistics, visible, limit)
+    return _with_chunk_ids(conn, [(int(shown[row]), score) for row, score in best])
+
+
+_MIN_BATCH: Final = 64  # candidates read per round past the first ``limit``
+_BOUND_SLACK: Final = 1e-9  # relative: a bound is read when within this of the k-th score
+
+
+def _term_bounds(statistics: PoolStatistics, visible: int) -> npt.NDArray[np.float64]:
+    """Per query term, the most a chunk holding it can get from it: ``idf * (k1 + 1)``."""
+    return np.array([idf(visible, n) * (BM25_K1 + 1) for n in statistics.holding], dtype=np.float64)
+
+
+class _Pool:
+    """The candidates (``shown``, ascending row ids) with what is known of each: which terms
+    FTS5 matched, and once read, its exact count of each."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        terms: Sequence[str],
+        shown: npt.NDArray[np.int64],
+        lengths: npt.NDArray[np.int64],
+    ) -> None:
+        self._conn = conn
+        self._table = table
+        self._terms = terms
+        self.shown = shown
+        self.lengths = lengths
+        self.matched = np.zeros((shown.shape[0], len(terms)), dtype=np.bool_)
+        self.frequencies = np.zeros((shown.shape[0], len(terms)), dtype=np.int64)
+        self.done = np.zeros(shown.shape[0], dtype=np.bool_)
+
+    def read(self, picked: npt.NDArray[np.intp]) -> None:
+        """Read the stored terms of the candidates at ``picked`` and count the terms each
+        matched."""
+        if picked.shape[0] == 0:
+            return
+        stored = dict(
+            self._conn.execute(
+                f"""SELECT rowid, terms FROM {self._table}
+                    WHERE rowid IN (SELECT value FROM json_each(?))""",
+                (json.dumps(self.shown[picked].tolist()),),
+            ).fetchall()
+        )
+        padded = {rowid: f" {terms} " for rowid, terms in stored.items()}
+        for column, term in enumerate(self._terms):
+            rows = picked[self.matched[picked, column]]
+            self.frequencies[rows, column] = [
+                occurrences(padded[rowid], term) for rowid in self.shown[rows].tolist()
+            ]
+        self.done[picked] = True
+
+    def statistics(self) -> PoolStatistics:
+        """The whole pool's: a matched candidate holds the term unless it was read (every
+        candidate whose holding was in doubt was) and counted none."""
+        holds = self.matched & (~self.done[:, None] | (self.frequencies > 0))
+        return PoolStatistics(
+            int(self.shown.shape[0]),
+            int(self.lengths.sum()),
+            tuple(int(n) for n in holds.sum(axis=0).tolist()),
+        )
+
+    def best(self, statistics: PoolStatistics, visible: int, limit: int) -> list[tuple[int, float]]:
+        """``(candidate, score)`` of the ``limit`` best read candidates."""
+        read = np.flatnonzero(self.done)
+        table = CandidateTable(self.shown[read], self.lengths[read], self.frequencies[read])
+        return [
+            (int(read[row]), score) for row, score in best_rows(table, statistics, visible, limit)
+        ]
 
 
 def _with_chunk_ids(
