@@ -24,12 +24,13 @@ from pathlib import Path
 from fulltext_corpus import PROJECTS, QUESTIONS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_change_plans import Delete, Narrow, Write, apply_change
 
 from graphctx.store.bm25 import Candidate, rank_by_visible_bm25
 from graphctx.store.sqlite import fulltext
 from graphctx.store.sqlite.fts5_query import or_expression, prune_common_terms
 from graphctx.store.sqlite.store import SqliteGraphStore
-from graphctx.testing.fixtures import far_deadline, make_document, paragraphs
+from graphctx.testing.fixtures import far_deadline
 from graphctx.text.lexical import query_terms
 
 NAMESPACES = ("mine", "theirs")
@@ -79,24 +80,6 @@ def reference_search(
         frequencies = tuple(spaced.count(needle) for needle in needles)
         candidates.append(Candidate(int(rowid), str(chunk_id), text.count(" ") + 1, frequencies))
     return rank_by_visible_bm25(candidates, visible, limit)
-
-
-@dataclass(frozen=True)
-class Write:
-    namespace: str
-    document: int
-    paragraphs: tuple[str, ...]
-    scopes: frozenset[str]
-
-
-@dataclass(frozen=True)
-class Narrow:  # the same document again under fewer scopes: a scope rewrite
-    index: int
-
-
-@dataclass(frozen=True)
-class Delete:
-    index: int
 
 
 @dataclass(frozen=True)
@@ -152,33 +135,8 @@ async def play(path: Path, plan: list[object]) -> int:
     asked = 0
     try:
         for step in plan:
-            if isinstance(step, Write):
-                document_id = f"d{step.document}"
-                text = "\n\n".join(step.paragraphs)
-                earlier = [
-                    w
-                    for w in written
-                    if (w.namespace, w.document) == (step.namespace, step.document)
-                ]
-                if earlier:  # fmt: skip
-                    await store.delete_document(step.namespace, document_id)
-                document = make_document(step.namespace, document_id, text, set(step.scopes))
-                await store.write_document(document, paragraphs(text), "test-embedder")
-                written = [w for w in written if w not in earlier] + [step]
-            elif isinstance(step, Narrow | Delete) and written:
-                target = written[step.index % len(written)]
-                document_id = f"d{target.document}"
-                if isinstance(step, Delete):
-                    await store.delete_document(target.namespace, document_id)
-                    written.remove(target)
-                elif len(target.scopes) > 1:
-                    narrowed = frozenset(sorted(target.scopes)[1:])
-                    text = "\n\n".join(target.paragraphs)
-                    document = make_document(target.namespace, document_id, text, set(narrowed))
-                    await store.write_document(document, paragraphs(text), "test-embedder")
-                    written[written.index(target)] = Write(
-                        target.namespace, target.document, target.paragraphs, narrowed
-                    )
+            if isinstance(step, Write | Narrow | Delete):
+                written = await apply_change(store, step, written)
             elif isinstance(step, Ask):
                 hits = await store.fulltext_search(
                     step.namespace, step.query, step.scopes, step.limit, far_deadline()

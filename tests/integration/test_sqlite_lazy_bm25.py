@@ -25,6 +25,7 @@ from unittest.mock import patch
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_change_plans import Delete, Narrow, Write, apply_change
 
 from graphctx.store.bm25 import CandidateTable, best_rows
 from graphctx.store.sqlite import fulltext, visible_bm25
@@ -108,24 +109,6 @@ def old_search(
 
 
 @dataclass(frozen=True)
-class Write:
-    namespace: str
-    document: int
-    paragraphs: tuple[str, ...]
-    scopes: frozenset[str]
-
-
-@dataclass(frozen=True)
-class Narrow:
-    index: int
-
-
-@dataclass(frozen=True)
-class Delete:
-    index: int
-
-
-@dataclass(frozen=True)
 class Ask:
     namespace: str
     words: tuple[str, ...]
@@ -200,33 +183,8 @@ async def play(path: Path, plan: list[object]) -> tuple[int, int, int]:
     compared = swept = rows = 0
     try:
         for step in plan:
-            if isinstance(step, Write):
-                document_id = f"d{step.document}"
-                text = "\n\n".join(step.paragraphs)
-                earlier = [
-                    w
-                    for w in written
-                    if (w.namespace, w.document) == (step.namespace, step.document)
-                ]
-                if earlier:  # a new version may not widen the old ones' scopes
-                    await store.delete_document(step.namespace, document_id)
-                document = make_document(step.namespace, document_id, text, set(step.scopes))
-                await store.write_document(document, paragraphs(text), "test-embedder")
-                written = [w for w in written if w not in earlier] + [step]
-            elif isinstance(step, Narrow | Delete) and written:
-                target = written[step.index % len(written)]
-                document_id = f"d{target.document}"
-                if isinstance(step, Delete):
-                    await store.delete_document(target.namespace, document_id)
-                    written.remove(target)
-                elif len(target.scopes) > 1:
-                    narrowed = frozenset(sorted(target.scopes)[1:])
-                    text = "\n\n".join(target.paragraphs)
-                    document = make_document(target.namespace, document_id, text, set(narrowed))
-                    await store.write_document(document, paragraphs(text), "test-embedder")
-                    written[written.index(target)] = Write(
-                        target.namespace, target.document, target.paragraphs, narrowed
-                    )
+            if isinstance(step, Write | Narrow | Delete):
+                written = await apply_change(store, step, written)
             elif isinstance(step, Ask):
                 query = " ".join(step.words)
                 hits = await store.fulltext_search(
@@ -281,7 +239,7 @@ class CountingConnection(sqlite3.Connection):
 
     asked: list[int]
 
-    def execute(self, sql: str, parameters: object = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+    def execute(self, sql: str, parameters: object = (), /) -> sqlite3.Cursor:
         if "SELECT rowid, terms FROM" in sql and isinstance(parameters, tuple):
             self.asked.append(len(json.loads(str(parameters[0]))))
         return super().execute(sql, parameters)  # type: ignore[arg-type]
