@@ -25,6 +25,7 @@ __all__ = ["SqliteTokenBucketLimiter"]
 BUSY_TIMEOUT_MS: Final = 2_000
 PRUNE_EVERY: Final = 1_000  # takes between two prunes of refilled buckets
 REFUSED_WAIT_S: Final = 1.0  # what a take that could not reach the file answers
+SET_UP_RETRY_S: Final = 0.005
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS buckets (
@@ -113,8 +114,25 @@ class SqliteTokenBucketLimiter:
         if self._conn is None or self._pid != os.getpid():
             conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            _set_up(conn)
+            self._conn, self._pid = conn, os.getpid()
+        return self._conn
+
+
+def _set_up(conn: sqlite3.Connection) -> None:
+    """WAL mode and the table, retried while other processes set up the same new file.
+
+    Switching a new file to WAL while another connection does the same answers "database is
+    locked" at once, without waiting out the busy timeout; the workers' first requests come
+    together, so a fresh service refused some of them (429) as if over their rate."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = OFF")  # the buckets do not outlive the service
             conn.execute(_SCHEMA)
-            self._conn, self._pid = conn, os.getpid()
-        return self._conn
+            return
+        except sqlite3.OperationalError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(SET_UP_RETRY_S)
