@@ -127,6 +127,7 @@ class SqliteGraphStore:
         self._write_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._readers: list[sqlite3.Connection] = []
+        self._reading: set[sqlite3.Connection] = set()  # readers inside a read right now
         self._readers_lock = threading.Lock()
         self._vectors = VectorCache()
         self._ann = None if ann is None else AnnVectors(ann)
@@ -163,8 +164,11 @@ class SqliteGraphStore:
 
     async def close(self) -> None:
         with self._readers_lock:
+            # A read abandoned at its deadline may still run on its thread: closing its
+            # connection under it crashes the process, so that thread closes it when done.
             for conn in self._readers:
-                conn.close()
+                if conn not in self._reading:
+                    conn.close()
             self._readers.clear()
         if self._writer is not None:
             self._writer.close()
@@ -213,6 +217,18 @@ class SqliteGraphStore:
             if deadline is not None and time.monotonic() > deadline:
                 raise StageTimeout("deadline passed before the query started")
             conn = self._reader()
+            with self._readers_lock:
+                self._reading.add(conn)
+            try:
+                return on(conn)
+            finally:
+                with self._readers_lock:
+                    self._reading.discard(conn)
+                    closed_meanwhile = conn not in self._readers
+                if closed_meanwhile:  # the store was closed during this read
+                    conn.close()
+
+        def on(conn: sqlite3.Connection) -> T:
             busy_ms = schema.BUSY_TIMEOUT_MS
             if deadline is not None:
                 busy_ms = max(1, min(busy_ms, int((deadline - time.monotonic()) * 1000)))
