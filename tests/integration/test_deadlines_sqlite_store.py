@@ -15,7 +15,7 @@ import pytest
 from graphctx.errors import StoreUnavailableError
 from graphctx.store.port import StageTimeout
 from graphctx.store.records import DocumentWrite
-from graphctx.store.sqlite import schema, vectors
+from graphctx.store.sqlite import fulltext, schema, vectors
 from graphctx.store.sqlite.store import SqliteGraphStore
 from graphctx.testing.fixtures import make_document, paragraphs
 
@@ -125,3 +125,60 @@ def test_a_matrix_load_longer_than_any_deadline_is_finished_for_the_next_request
     timed_out, answered = asyncio.run(scenario())
     assert timed_out >= 1  # the first request met a load it could not wait for
     assert answered == 5
+
+
+def test_closing_the_store_under_an_abandoned_read_leaves_that_read_its_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A read abandoned at its deadline goes on in its thread. When close() closed that
+    # thread's connection under it, the read's next statement ran on the closed connection:
+    # a segmentation fault (once in CI; with the read held here, every time). The read must
+    # finish on an open connection, which its own thread closes afterwards.
+    store = SqliteGraphStore(tmp_path / "store.sqlite")
+    stalled, release = threading.Event(), threading.Event()
+    connections: list[sqlite3.Connection] = []
+    outcome: list[list[tuple[str, float]] | BaseException] = []
+    real_search = fulltext.search
+
+    def search_stalled_mid_read(conn: sqlite3.Connection, *args: Any) -> list[tuple[str, float]]:
+        connections.append(conn)
+        stalled.set()
+        release.wait(STUCK_S)  # the caller gives up and closes the store meanwhile
+        try:
+            found = real_search(conn, *args)
+        except BaseException as exc:
+            outcome.append(exc)
+            raise
+        outcome.append(found)
+        return found
+
+    async def scenario() -> None:
+        await store.open()
+        text = "payment gateway retries\n\npayment gateway limits"
+        write = DocumentWrite(make_document("acme", "d1", text, {"eng"}), tuple(paragraphs(text)))
+        await store.write_documents("acme", [write], "test-embedder")
+        monkeypatch.setattr(fulltext, "search", search_stalled_mid_read)
+        with pytest.raises(StageTimeout):
+            await store.fulltext_search(
+                "acme", "payment gateway", frozenset({"eng"}), 10, time.monotonic() + 0.2
+            )
+        assert stalled.is_set()
+        await store.close()
+        release.set()
+
+    asyncio.run(scenario())
+    give_up = time.monotonic() + STUCK_S
+    while not outcome and time.monotonic() < give_up:
+        time.sleep(0.01)
+    assert outcome, "the abandoned read never finished"
+    finished = outcome[0]
+    assert not isinstance(finished, BaseException), finished
+    assert finished  # it found the document
+    (conn,) = connections
+    while time.monotonic() < give_up:  # the read's own thread closes it once the read ends
+        try:
+            conn.execute("SELECT 1")
+        except sqlite3.ProgrammingError:
+            return
+        time.sleep(0.01)
+    pytest.fail("the abandoned read's connection was never closed")
