@@ -67,6 +67,28 @@ def test_partial_state_check_sees_a_version_missing_a_chunk(tmp_path: Path) -> N
                         " 2/3 chunks or content"]  # fmt: skip
 
 
+def test_digest_sees_the_lengths_and_irregular_terms_the_lazy_ranking_reads(
+    tmp_path: Path,
+) -> None:
+    whole = tmp_path / "whole.sqlite"
+    _write(whole, ["alpha", "beta"])
+    reference = read_snapshot(whole)
+    for n, damage in enumerate(
+        [
+            "DELETE FROM chunk_term_counts WHERE id = (SELECT id FROM chunks WHERE ordinal = 2)",
+            "UPDATE chunk_term_counts SET terms = terms + 1 WHERE id = 1",
+            "INSERT INTO {fts}_irregular (rowid, terms) VALUES (1, 'don''t')",
+        ]
+    ):
+        torn = tmp_path / f"torn{n}.sqlite"
+        copy_store(whole, torn)
+        conn = sqlite3.connect(torn)
+        conn.execute(damage.format(fts=table_of(conn, "crash")))
+        conn.commit()
+        conn.close()
+        assert read_snapshot(torn).sha256 != reference.sha256, damage
+
+
 def test_killed_ingest_never_exposes_a_partial_document(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     write_corpus(corpus, seed=3, second_pass=False, documents=16)

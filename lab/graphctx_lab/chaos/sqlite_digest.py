@@ -6,7 +6,8 @@ connection, and renders each row with natural keys in place of row ids:
 
 * a document version is ``(namespace, document_id, version_seq)``; its *content* is the
   document row, its chunks in ordinal order (id, span, text, heading path, embedding), the
-  full-text terms indexed for each chunk, and its graph support rows;
+  full-text terms indexed for each chunk with its recorded length and irregular terms (what
+  the lazy ranking reads), and its graph support rows;
 * a document's *state* is which version is latest, which version superseded which, and the
   scopes of every version;
 * the graph is nodes, name keys, node support and relations with their supporting chunks,
@@ -38,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from graphctx.store.sqlite.fulltext import chunk_terms
+from graphctx.store.sqlite.fulltext import chunk_term_shapes, chunk_terms
 
 __all__ = [
     "EMBEDDING_DECIMALS",
@@ -183,9 +184,10 @@ def _embedding(blob: bytes) -> list[float]:
 
 def _versions(conn: sqlite3.Connection) -> dict[VersionKey, VersionContent]:
     chunks: dict[int, list[tuple[object, ...]]] = {}
-    indexed = chunk_terms(conn)
+    indexed, shapes = chunk_terms(conn), chunk_term_shapes(conn)
     for doc, cid, ordinal, start, end, text, heading, blob, rowid in conn.execute(_CHUNKS):
-        row = (cid, ordinal, start, end, text, heading, _embedding(blob), indexed.get(rowid))
+        terms = (indexed.get(rowid), *shapes.get(rowid, (None, None)))
+        row = (cid, ordinal, start, end, text, heading, _embedding(blob), terms)
         chunks.setdefault(doc, []).append(row)
     support: dict[int, list[tuple[object, ...]]] = {}
     for doc, *row in conn.execute(_SUPPORT):

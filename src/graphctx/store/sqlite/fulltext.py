@@ -40,6 +40,7 @@ from graphctx.text.lexical import index_terms_many
 
 __all__ = [
     "FTS_TOKENIZER",
+    "chunk_term_shapes",
     "chunk_terms",
     "index_chunks",
     "index_term_shapes",
@@ -207,3 +208,16 @@ def index_term_shapes(conn: sqlite3.Connection) -> None:
         conn.execute(f"DELETE FROM {irregular_table(name)}")
         rows = conn.execute(f"SELECT rowid, terms FROM {name}").fetchall()
         _insert_term_shapes(conn, name, [r for r, _ in rows], [str(t) for _, t in rows])
+
+
+def chunk_term_shapes(conn: sqlite3.Connection) -> dict[int, tuple[int | None, str | None]]:
+    """Every chunk's recorded BM25 length and its irregular stored terms (None where the
+    chunk has no such row), by chunk row id: what the lazy ranking reads besides the terms."""
+    lengths = dict(conn.execute("SELECT id, terms FROM chunk_term_counts").fetchall())
+    irregular: dict[int, str] = {}
+    for (row_id,) in conn.execute("SELECT id FROM fulltext_tables ORDER BY id").fetchall():
+        table = irregular_table(_name(row_id))
+        irregular.update(conn.execute(f"SELECT rowid, terms FROM {table}").fetchall())
+    return {
+        rowid: (lengths.get(rowid), irregular.get(rowid)) for rowid in lengths.keys() | irregular
+    }
