@@ -75,7 +75,8 @@ CREATE TABLE IF NOT EXISTS chunk_term_counts (
     id    INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
     terms INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS chunks_by_namespace ON chunks (namespace, id);
+DROP INDEX IF EXISTS chunks_by_namespace;
+CREATE INDEX IF NOT EXISTS chunks_layout ON chunks (namespace, id, doc);
 CREATE TABLE IF NOT EXISTS nodes (
     namespace   TEXT NOT NULL,
     node_id     TEXT NOT NULL,

@@ -4,43 +4,72 @@ Both per-namespace caches of the embedded store build on it: the vector matrix (
 embeddings per scope set, :mod:`.vectors`) and the visible-chunk counts of full-text scoring
 (:mod:`.namespace_stats`). Chunks of a document with no scopes are visible to nobody: they
 are counted in ``unscoped`` and held in no group.
+
+A full layout is built after every delete or scope rewrite, by both caches, so it is read
+from two covering indexes (``chunks_layout``: namespace, row id, document; the scopes by
+document), grouped by scope set in SQL and handed over as JSON arrays of integers: per chunk
+and per document, Python does nothing.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ScopeLayout"]
+__all__ = ["ScopeLayout", "layout_count"]
+
+_CHUNKS = """
+    SELECT json_group_array(id), json_group_array(doc) FROM chunks
+    WHERE namespace = ? AND id > ?
+"""
+_SCOPE_SETS = """
+    SELECT scopes, json_group_array(doc) FROM (
+        SELECT doc, json_group_array(scope) AS scopes FROM document_scopes
+        WHERE doc IN (SELECT doc FROM chunks WHERE namespace = ? AND id > ?)
+        GROUP BY doc
+    ) GROUP BY scopes
+"""
+
+
+def _integers(stored: str | None) -> npt.NDArray[np.int64]:
+    return np.asarray(json.loads(stored or "[]"), dtype=np.int64)
 
 
 class ScopeLayout:
     def __init__(self, conn: sqlite3.Connection, namespace: str, after: int) -> None:
-        scopes: dict[int, set[str]] = {}
-        for doc, scope in conn.execute(
-            """SELECT s.doc, s.scope FROM document_scopes s WHERE s.doc IN
-               (SELECT doc FROM chunks WHERE namespace = ? AND id > ?)""",
-            (namespace, after),
-        ):
-            scopes.setdefault(doc, set()).add(scope)
-        keys = {doc: frozenset(held) for doc, held in scopes.items()}
-        rows = conn.execute(
-            "SELECT id, doc FROM chunks WHERE namespace = ? AND id > ? ORDER BY id",
-            (namespace, after),
-        ).fetchall()
-        self.last_rowid: int = int(rows[-1][0]) if rows else after
-        self.unscoped = 0
-        by_key: dict[frozenset[str], list[int]] = {}
-        for rowid, doc in rows:
-            key = keys.get(doc)
-            if key:
-                by_key.setdefault(key, []).append(rowid)
-            else:
-                self.unscoped += 1
+        index_of: dict[frozenset[str], int] = {}
+        docs: list[npt.NDArray[np.int64]] = [np.zeros(0, dtype=np.int64)]
+        key_of_doc: list[npt.NDArray[np.int64]] = [np.zeros(0, dtype=np.int64)]
+        for stored_scopes, stored_docs in conn.execute(_SCOPE_SETS, (namespace, after)):
+            key = frozenset(json.loads(stored_scopes))  # the same set may come twice
+            docs.append(_integers(stored_docs))
+            key_of_doc.append(np.full(docs[-1].shape[0], index_of.setdefault(key, len(index_of))))
+        keys = list(index_of)
+        scoped_docs, doc_keys = np.concatenate(docs), np.concatenate(key_of_doc)
+        by_doc = np.argsort(scoped_docs)
+        scoped_docs, doc_keys = scoped_docs[by_doc], doc_keys[by_doc]
+        ids, of_doc = conn.execute(_CHUNKS, (namespace, after)).fetchone()
+        rowids, chunk_docs = _integers(ids), _integers(of_doc)
+        by_id = np.argsort(rowids)
+        rowids, chunk_docs = rowids[by_id], chunk_docs[by_id]
+        self.last_rowid: int = int(rowids[-1]) if rowids.shape[0] else after
+        at = np.searchsorted(scoped_docs, chunk_docs).clip(max=max(0, scoped_docs.shape[0] - 1))
+        scoped = scoped_docs[at] == chunk_docs if scoped_docs.shape[0] else at < 0
+        self.unscoped = int(rowids.shape[0] - np.count_nonzero(scoped))
+        key_index = doc_keys[at[scoped]] if scoped_docs.shape[0] else at[:0]
+        rowids = rowids[scoped]
+        # Groups in the order their first chunk comes, each group's row ids ascending.
+        present, first, counts = np.unique(key_index, return_index=True, return_counts=True)
+        order = np.argsort(key_index, kind="stable")
+        ends = np.cumsum(counts)
+        blocks = {
+            int(k): rowids[order[e - n : e]] for k, e, n in zip(present, ends, counts, strict=True)
+        }
         self.groups: dict[frozenset[str], npt.NDArray[np.int64]] = {
-            key: np.asarray(ids, dtype=np.int64) for key, ids in by_key.items()
+            keys[int(k)]: blocks[int(k)] for k in present[np.argsort(first, kind="stable")]
         }
 
 
