@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from store_change_plans import Delete, Narrow, Write, apply_change
@@ -18,6 +19,7 @@ from store_change_plans import Delete, Narrow, Write, apply_change
 from graphctx.store.sqlite import scope_layout
 from graphctx.store.sqlite.scope_layout import ScopeLayout
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.testing.fixtures import far_deadline, unit_vector
 
 NAMESPACES = ("mine", "theirs")
 SCOPES = ("a", "b", "c", "d")
@@ -131,3 +133,38 @@ def test_the_layout_reads_only_covering_indexes(tmp_path: Path) -> None:
         assert {step.split()[1] for step in reads} >= {"chunks"}, steps
         assert all("USING COVERING INDEX" in step for step in reads), steps
     conn.close()
+
+
+def test_after_a_delete_both_caches_share_one_full_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[int] = []
+    real_init = ScopeLayout.__init__
+
+    def counted(self: ScopeLayout, conn: sqlite3.Connection, namespace: str, after: int) -> None:
+        built.append(after)
+        real_init(self, conn, namespace, after)
+
+    async def scenario() -> list[int]:
+        store = SqliteGraphStore(tmp_path / "store.sqlite")
+        await store.open()
+        try:
+            written: list[Write] = []
+            for n in range(4):
+                step = Write("mine", n, ("one two", "three"), frozenset(SCOPES[: 1 + n % 3]))
+                written = await apply_change(store, step, written)
+            scopes = frozenset(SCOPES)
+            query = unit_vector("one two")
+            await store.fulltext_search("mine", "one", scopes, 5, far_deadline())
+            await store.vector_search("mine", query, scopes, 5, far_deadline())
+            await apply_change(store, Delete(0), written)
+            monkeypatch.setattr(ScopeLayout, "__init__", counted)
+            await asyncio.gather(
+                store.fulltext_search("mine", "one", scopes, 5, far_deadline()),
+                store.vector_search("mine", query, scopes, 5, far_deadline()),
+            )
+            return built
+        finally:
+            await store.close()
+
+    assert asyncio.run(scenario()) == [-1]

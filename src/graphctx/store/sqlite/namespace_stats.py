@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphctx.errors import StoreCorruptError
-from graphctx.store.sqlite.scope_layout import ScopeLayout, layout_count
+from graphctx.store.sqlite.scope_layout import FullLayouts, ScopeLayout, layout_count
 
 __all__ = ["MAX_MEMOISED_TERMS", "NamespaceStats", "RowScopes", "StatsCache"]
 
@@ -124,13 +124,10 @@ class NamespaceStats:
         return {t: self.frequencies[t] for t in terms}
 
 
-def _count(
-    conn: sqlite3.Connection, namespace: str, after: int
-) -> tuple[ScopeLayout, dict[frozenset[str], int], int]:
-    """(the layout, chunks per scope set, all chunks) of the namespace past ``after``."""
-    placed = ScopeLayout(conn, namespace, after)
+def _count(placed: ScopeLayout) -> tuple[dict[frozenset[str], int], int]:
+    """(chunks per scope set, all chunks) of a layout."""
     sizes = {key: int(ids.shape[0]) for key, ids in placed.groups.items()}
-    return placed, sizes, placed.unscoped + sum(sizes.values())
+    return sizes, placed.unscoped + sum(sizes.values())
 
 
 def _lengths(
@@ -156,9 +153,10 @@ def _lengths(
 class StatsCache:
     """Per-namespace counts, shared by every reader thread (one lock: refreshes are cheap)."""
 
-    def __init__(self) -> None:
+    def __init__(self, layouts: FullLayouts | None = None) -> None:
         self._lock = threading.Lock()
         self._stats: dict[str, NamespaceStats] = {}
+        self._layouts = FullLayouts() if layouts is None else layouts
 
     def stats_for(
         self, conn: sqlite3.Connection, namespace: str, generation: int
@@ -171,7 +169,8 @@ class StatsCache:
                 return cached
             layout = layout_count(conn)
             if cached is not None and cached.generation < generation and cached.layout == layout:
-                placed, added, total = _count(conn, namespace, cached.last_rowid)
+                placed = ScopeLayout(conn, namespace, cached.last_rowid)
+                added, total = _count(placed)
                 sizes = dict(cached.sizes)
                 for key, size in added.items():
                     sizes[key] = sizes.get(key, 0) + size
@@ -190,7 +189,8 @@ class StatsCache:
                     lengths,
                 )
             else:
-                placed, sizes, total = _count(conn, namespace, -1)
+                placed = self._layouts.of(conn, namespace, generation)
+                sizes, total = _count(placed)
                 rows = RowScopes.of(placed)
                 lengths = _lengths(conn, namespace, -1, rows.rowids)
                 fresh = NamespaceStats(

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ScopeLayout", "layout_count"]
+__all__ = ["FullLayouts", "ScopeLayout", "layout_count"]
 
 _CHUNKS = """
     SELECT json_group_array(id), json_group_array(doc) FROM chunks
@@ -71,6 +72,36 @@ class ScopeLayout:
         self.groups: dict[frozenset[str], npt.NDArray[np.int64]] = {
             keys[int(k)]: blocks[int(k)] for k in present[np.argsort(first, kind="stable")]
         }
+
+
+class FullLayouts:
+    """The newest full layout of each namespace, by store generation. After a delete or scope
+    rewrite both caches need the same layout of the same snapshot (the request's full-text
+    and vector searches, which run at once): one builds it, the other waits and reuses it.
+    A layout is integers of one namespace, the same for every caller: nothing per principal."""
+
+    def __init__(self) -> None:
+        self._locks_lock = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._newest: dict[str, tuple[int, ScopeLayout]] = {}
+
+    def of(self, conn: sqlite3.Connection, namespace: str, generation: int) -> ScopeLayout:
+        """The layout of every chunk of ``namespace`` as of ``generation`` (``conn``'s read
+        transaction is at it)."""
+        with self._locks_lock:
+            lock = self._locks.setdefault(namespace, threading.Lock())
+        with lock:
+            held = self._newest.get(namespace)
+            if held is not None and held[0] == generation:
+                return held[1]
+            placed = ScopeLayout(conn, namespace, -1)
+            if held is None or held[0] < generation:
+                self._newest[namespace] = (generation, placed)
+            return placed
+
+    def clear(self) -> None:
+        with self._locks_lock:
+            self._newest.clear()
 
 
 def layout_count(conn: sqlite3.Connection) -> int:

@@ -53,6 +53,7 @@ from graphctx.store.records import (
 from graphctx.store.sqlite import fulltext, graph, schema
 from graphctx.store.sqlite.ann import AnnSettings, AnnVectors, BuildReport
 from graphctx.store.sqlite.namespace_stats import StatsCache
+from graphctx.store.sqlite.scope_layout import FullLayouts
 from graphctx.store.sqlite.snapshot import one_snapshot
 from graphctx.store.sqlite.vectors import VectorCache, top_k_visible
 from graphctx.store.sqlite.writes import (
@@ -129,9 +130,10 @@ class SqliteGraphStore:
         self._readers: list[sqlite3.Connection] = []
         self._reading: set[sqlite3.Connection] = set()  # readers inside a read right now
         self._readers_lock = threading.Lock()
-        self._vectors = VectorCache()
+        self._layouts = FullLayouts()  # both caches rebuild from the same layout
+        self._vectors = VectorCache(self._layouts)
         self._ann = None if ann is None else AnnVectors(ann)
-        self._stats = StatsCache()
+        self._stats = StatsCache(self._layouts)
         self._opened = False
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -175,6 +177,7 @@ class SqliteGraphStore:
             self._writer = None
         self._local = threading.local()
         self._vectors.clear()
+        self._layouts.clear()
         if self._ann is not None:
             self._ann.clear()
         self._stats.clear()

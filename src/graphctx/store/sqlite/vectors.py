@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
-from graphctx.store.sqlite.scope_layout import ScopeLayout, layout_count
+from graphctx.store.sqlite.scope_layout import FullLayouts, ScopeLayout, layout_count
 from graphctx.store.sqlite.vector_groups import (
     F32,
     Int64Array,
@@ -49,7 +49,8 @@ ID_BATCH = 500  # row ids per ``IN (...)`` read
 class VectorCache:
     """Per-namespace embedding matrices, shared by every reader thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, layouts: FullLayouts | None = None) -> None:
+        self._layouts = FullLayouts() if layouts is None else layouts
         self._locks_lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}  # one per namespace: a reload in one
         self._matrices: dict[str, NamespaceMatrix] = {}  # never stalls searches in another
@@ -75,9 +76,11 @@ class VectorCache:
                 if cached.layout == layout:
                     loaded = _extend(conn, namespace, cached, generation)
                 else:
-                    loaded = _rebuild(conn, namespace, cached, generation, layout)
+                    placed = self._layouts.of(conn, namespace, generation)
+                    loaded = _rebuild(conn, namespace, cached, generation, layout, placed)
             else:
-                loaded = load(conn, namespace, generation, layout)
+                placed = self._layouts.of(conn, namespace, generation)
+                loaded = load(conn, namespace, generation, layout, placed)
             if cached is None or generation > cached.generation:
                 self._matrices[namespace] = loaded
             return loaded
@@ -171,9 +174,10 @@ def _group(key: frozenset[str], rowids: Int64Array, buffer: F32) -> ScopeGroup:
 
 
 # --- the three refreshes ------------------------------------------------------------------
-def load(conn: sqlite3.Connection, namespace: str, generation: int, layout: int) -> NamespaceMatrix:
-    """Every visible chunk of the namespace, read from scratch."""
-    placed = ScopeLayout(conn, namespace, -1)
+def load(
+    conn: sqlite3.Connection, namespace: str, generation: int, layout: int, placed: ScopeLayout
+) -> NamespaceMatrix:
+    """Every visible chunk of the namespace (``placed``: its full layout), read from scratch."""
     dim = _dim_of(conn, namespace) if placed.groups else 0
     targets = {k: (with_capacity(ids.shape[0], dim), ids, 0) for k, ids in placed.groups.items()}
     _fill(targets, _rows(conn, namespace, -1))
@@ -222,11 +226,12 @@ def _rebuild(
     cached: NamespaceMatrix,
     generation: int,
     layout: int,
+    placed: ScopeLayout,
 ) -> NamespaceMatrix:
-    """``cached`` after deletes or scope rewrites: unchanged groups kept, changed ones rebuilt
-    from memory, only rows the matrix never held (or whose row id may be reused) read."""
+    """``cached`` after deletes or scope rewrites (``placed``: the full layout now): unchanged
+    groups kept, changed ones rebuilt from memory, only rows the matrix never held (or whose
+    row id may be reused) read."""
     floor = _reuse_floor(conn, cached.layout)
-    placed = ScopeLayout(conn, namespace, -1)
     dim = cached.dim or (_dim_of(conn, namespace) if placed.groups else 0)
     sources = list(cached.groups.values())
     trusted = [g.rowids if floor is None else g.rowids[g.rowids < floor] for g in sources]
