@@ -94,7 +94,7 @@ def rank_visible(
     if shown.shape[0] == 0 or limit <= 0:
         return []
     pool = _Pool(conn, table, terms, shown, lengths[places])
-    doubtful = [
+    doubtful = [  # both sides are ascending row ids, each once (FTS5 matches a row once)
         np.intersect1d(holding, _holding(conn, irregular_table(table), term), assume_unique=True)
         if is_regular(term)
         else holding
