@@ -31,7 +31,13 @@ import numpy.typing as npt
 from graphctx.errors import StoreCorruptError
 from graphctx.store.sqlite.scope_layout import FullLayouts, ScopeLayout, layout_count
 
-__all__ = ["MAX_MEMOISED_TERMS", "NamespaceStats", "RowScopes", "StatsCache"]
+__all__ = [
+    "MAX_MEMOISED_TERMS",
+    "SLOTS_SPAN_FACTOR",
+    "NamespaceStats",
+    "RowScopes",
+    "StatsCache",
+]
 
 MAX_MEMOISED_TERMS = 50_000  # per namespace and generation; the memo starts over past it
 
@@ -39,11 +45,20 @@ MAX_MEMOISED_TERMS = 50_000  # per namespace and generation; the memo starts ove
 @dataclass(frozen=True)
 class RowScopes:
     """The scoped chunks of a namespace: row ids ascending, each with its scope set's index
-    in ``keys``. Chunks with no scopes are not here (visible to nobody)."""
+    in ``keys``. Chunks with no scopes are not here (visible to nobody).
+
+    ``slots`` finds a row id's place without a binary search: ``slots[rowid - first]`` is its
+    index in ``rowids``, -1 for a row id not held. It spans ``first`` to the last row id, so
+    it is kept only while that span is at most ``SLOTS_SPAN_FACTOR`` times the rows held
+    (one namespace written alone: the span is the rows); a namespace whose row ids are spread
+    among other namespaces' gets None and a binary search. Every lookup gives the same
+    answer either way."""
 
     keys: tuple[frozenset[str], ...]
     rowids: npt.NDArray[np.int64]
     key_index: npt.NDArray[np.int32]
+    first: int = 0
+    slots: npt.NDArray[np.int32] | None = None
 
     @staticmethod
     def of(placed: ScopeLayout, before: RowScopes | None = None) -> RowScopes:
@@ -65,10 +80,14 @@ class RowScopes:
             order = np.argsort(new_ids, kind="stable")
             ids.append(new_ids[order])
             index.append(np.concatenate(added_index)[order])
+        rowids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+        first = int(rowids[0]) if rowids.shape[0] else 0
         return RowScopes(
             tuple(keys),
-            np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64),
+            rowids,
             np.concatenate(index) if index else np.zeros(0, dtype=np.int32),
+            first,
+            _slots(rowids, first),
         )
 
     def visible_among(
@@ -81,13 +100,56 @@ class RowScopes:
         meets = np.fromiter(
             (not key.isdisjoint(scopes) for key in self.keys), dtype=np.bool_, count=len(self.keys)
         )
-        found = np.minimum(np.searchsorted(self.rowids, rowids), self.rowids.shape[0] - 1)
-        visible = (self.rowids[found] == rowids) & meets[self.key_index[found]]
+        found, held = self._find(rowids)
+        visible = held & meets[self.key_index[found]]
         return np.sort(rowids[visible])
 
     def positions(self, rowids: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
         """Where each of ``rowids`` (all held here) sits in :attr:`rowids`."""
-        return np.searchsorted(self.rowids, rowids)
+        if self.slots is None:
+            return np.searchsorted(self.rowids, rowids)
+        return self.slots[rowids - self.first].astype(np.intp)
+
+    def union(
+        self, parts: Sequence[npt.NDArray[np.int64]]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]]:
+        """The row ids in any of ``parts`` (each held here), ascending and once each, with
+        their places in :attr:`rowids`."""
+        marked = np.zeros(self.rowids.shape[0], dtype=np.bool_)
+        for part in parts:
+            marked[self.positions(part)] = True
+        at = np.flatnonzero(marked)
+        return self.rowids[at], at
+
+    def _find(
+        self, rowids: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
+        """For each of ``rowids``: an index into :attr:`rowids` (any valid one when not held)
+        and whether it is held."""
+        if self.slots is None:
+            found = np.minimum(np.searchsorted(self.rowids, rowids), self.rowids.shape[0] - 1)
+            return found, self.rowids[found] == rowids
+        offset = rowids - self.first
+        inside = (offset >= 0) & (offset < self.slots.shape[0])
+        slot = self.slots[np.where(inside, offset, 0)]
+        held = inside & (slot >= 0)
+        return np.where(held, slot, 0).astype(np.intp), held
+
+
+SLOTS_SPAN_FACTOR = 4  # ``slots`` costs 4 bytes per row id spanned; ``rowids`` 8 per row
+
+
+def _slots(rowids: npt.NDArray[np.int64], first: int) -> npt.NDArray[np.int32] | None:
+    """Each row id's index in ``rowids`` (ascending, starting at ``first``) by ``rowid -
+    first``, -1 between them; None when the span is too sparse to be worth it."""
+    if rowids.shape[0] == 0:
+        return None
+    span = int(rowids[-1]) - first + 1
+    if span > SLOTS_SPAN_FACTOR * rowids.shape[0] or rowids.shape[0] >= 2**31:
+        return None
+    slots = np.full(span, -1, dtype=np.int32)
+    slots[rowids - first] = np.arange(rowids.shape[0], dtype=np.int32)
+    return slots
 
 
 @dataclass

@@ -90,12 +90,12 @@ def rank_visible(
     set meets ``scopes`` (``rows``: the namespace's at ``conn``'s generation, ``lengths``
     their lengths); ``visible`` is the caller's count of visible chunks in the namespace."""
     holders = [rows.visible_among(_holding(conn, table, term), scopes) for term in terms]
-    shown = np.unique(np.concatenate(holders)) if holders else np.zeros(0, dtype=np.int64)
+    shown, places = rows.union(holders)
     if shown.shape[0] == 0 or limit <= 0:
         return []
-    pool = _Pool(conn, table, terms, shown, lengths[rows.positions(shown)])
-    doubtful = [
-        np.intersect1d(holding, _holding(conn, irregular_table(table), term))
+    pool = _Pool(conn, table, terms, shown, lengths[places])
+    doubtful = [  # both sides are ascending row ids, each once (FTS5 matches a row once)
+        np.intersect1d(holding, _holding(conn, irregular_table(table), term), assume_unique=True)
         if is_regular(term)
         else holding
         for term, holding in zip(terms, holders, strict=True)
