@@ -31,7 +31,7 @@ from graphctx.context.evidence import (
     PackingPolicy,
     evidence_sort_key,
 )
-from graphctx.context.minhash import LazySignature
+from graphctx.context.minhash import HEAD_PERMUTATIONS, LazySignature, may_reach
 
 __all__ = ["DuplicateFilter", "drop_unusable_and_repeated"]
 
@@ -77,7 +77,7 @@ class DuplicateFilter:
     policy: PackingPolicy
     signatures: dict[str, LazySignature] = field(default_factory=dict)
     packed: list[_Packed] = field(default_factory=list)
-    _head_rows: npt.NDArray[np.uint64] | None = field(default=None, init=False, repr=False)
+    _head_rows: npt.NDArray[np.uint32] | None = field(default=None, init=False, repr=False)
 
     def reason(self, item: PackableEvidence) -> DropReason | None:
         for other in self.packed:
@@ -98,18 +98,22 @@ class DuplicateFilter:
         ]
         if not comparable:
             return None
-        # the heads of all comparable packed blocks against this one's, in one array operation
-        same_heads = np.count_nonzero(self._heads()[comparable] == signature.head, axis=1)
-        for at, same in zip(comparable, same_heads.tolist(), strict=True):
-            theirs = self.packed[at].signature
-            if signature.reaches(theirs, self.policy.near_duplicate_threshold, same):
+        # Where each comparable block's first minima are reached, against this text's shingles,
+        # in one array operation: for most blocks this bound alone rules the pair out.
+        head_bounds = np.count_nonzero(signature.holds(self._head_argmins()[comparable]), axis=1)
+        threshold = self.policy.near_duplicate_threshold
+        for at, bound in zip(comparable, head_bounds.tolist(), strict=True):
+            if may_reach(bound, HEAD_PERMUTATIONS, threshold) and signature.reaches(
+                self.packed[at].signature, threshold, bound
+            ):
                 return DropReason.NEAR_DUPLICATE
         return None
 
-    def _heads(self) -> npt.NDArray[np.uint64]:
-        """The head of every packed block's signature, one row per block in packed order."""
+    def _head_argmins(self) -> npt.NDArray[np.uint32]:
+        """Where the head minima of every packed block's signature are reached, one row per
+        block in packed order."""
         if self._head_rows is None or len(self._head_rows) != len(self.packed):
-            self._head_rows = np.stack([packed.signature.head for packed in self.packed])
+            self._head_rows = np.stack([packed.signature.head_argmins for packed in self.packed])
         return self._head_rows
 
     def add(self, item: PackableEvidence, content: str, start_char: int, end_char: int) -> None:

@@ -64,7 +64,7 @@ def prefer_current_twins(
     if not stale_at:
         return list(items), 0
     stale = [_signature(items[i], policy, signatures) for i in stale_at]
-    stale_heads = np.stack([signature.head for signature in stale])
+    stale_heads = np.stack([signature.head_argmins for signature in stale])
     keys: list[tuple[int, int, int]] = []
     moved = 0
     for index, item in enumerate(items):
@@ -72,10 +72,10 @@ def prefer_current_twins(
         earlier = bisect.bisect_left(stale_at, index)  # stale items ranked before this one
         if not _stale(item) and earlier:
             mine = _signature(item, policy, signatures)
-            same_heads = np.count_nonzero(stale_heads[:earlier] == mine.head, axis=1).tolist()
-            for row, same in enumerate(same_heads):
-                if _mergeable(item, items[stale_at[row]]) and stale[row].reaches(
-                    mine, policy.near_duplicate_threshold, same
+            bounds = np.count_nonzero(mine.holds(stale_heads[:earlier]), axis=1).tolist()
+            for row, bound in enumerate(bounds):
+                if _mergeable(item, items[stale_at[row]]) and mine.reaches(
+                    stale[row], policy.near_duplicate_threshold, bound
                 ):
                     anchor = stale_at[row]
                     moved += 1

@@ -25,16 +25,17 @@ __all__ = [
     "STEP_PERMUTATIONS",
     "LazySignature",
     "MinHashSignature",
+    "may_reach",
     "minhash_signature",
     "shingle_hashes",
+    "shingle_residues",
     "shingles",
-    "signature_head",
 ]
 
 MINHASH_PERMUTATIONS = 128
-HEAD_PERMUTATIONS = 32  # computed for every text; enough to rule out most pairs
+HEAD_PERMUTATIONS = 32  # of a packed block: enough to rule out most candidates
 STEP_PERMUTATIONS = 32  # then compared this many at a time, while the result is open
-SIGNATURE_CACHE_ENTRIES = 8_192  # chunk texts recur across requests; signature heads are pure
+RESIDUE_CACHE_ENTRIES = 4_096  # chunk texts recur across requests; ~3 KB each at 750 characters
 _PRIME = np.uint64(4_294_967_291)  # largest prime below 2**32: a*x + b stays below 2**64
 
 
@@ -87,40 +88,41 @@ def minhash_signature(text: str, shingle_size: int = 5) -> MinHashSignature:
 
 
 class LazySignature:
-    """The signature of one text, its first ``HEAD_PERMUTATIONS`` minima computed at once and
-    the rest only as far as a comparison needs them.
+    """The signature of one text, its minima computed only as far as comparisons need them.
 
-    Most candidates the packer compares share few shingles with anything packed: the head alone
-    shows that the similarity cannot reach the threshold, whatever the other minima are, and
-    the other three quarters of the permutations (most of a signature's cost) are never run.
-    When the head leaves it open, the rest is compared ``STEP_PERMUTATIONS`` at a time, and
-    the comparison stops as soon as the minima compared so far decide it either way (two
-    texts that share a passage but not the rest are told apart in one more step, not three).
+    A minimum of permutation ``i`` is reached at one shingle residue (the permutations are
+    one-to-one on residues mod ``p``), so two signatures can agree at ``i`` only if the
+    residue where one of them is reached is among the other text's residues. Counting those
+    permutations bounds the agreement from above without computing the other text's minima:
+    most candidates the packer compares share few shingles with anything packed, and the
+    bound rules them out from the packed block's minima alone (computed once per block, not
+    once per candidate). Only a pair the bound leaves open is compared minimum by minimum,
+    ``STEP_PERMUTATIONS`` at a time, stopping as soon as the minima compared so far decide it.
 
-    Only the head is memoised (:func:`signature_head`, in the text's partition). Whether the
-    rest was needed depends on what the text was compared with, which may be a chunk another
-    caller cannot see; so the rest lives in this object, which lives for one packing call.
+    Only the text's residues are memoised (:func:`shingle_residues`, in the text's partition,
+    for every text a signature is made of). Which minima were computed depends on what the
+    text was compared with, which may be a chunk another caller cannot see; so they live in
+    this object, which lives for one packing call.
     """
 
-    __slots__ = ("_computed", "_hashes", "_size", "_text", "_values")
+    __slots__ = ("_argmins", "_computed", "_residues", "_values")
 
     def __init__(self, text: str, shingle_size: int = 5) -> None:
-        self._text = text
-        self._size = shingle_size
+        self._residues = shingle_residues(text, shingle_size)
         self._values = np.empty(MINHASH_PERMUTATIONS, dtype=np.uint64)
-        self._computed = HEAD_PERMUTATIONS  # minima known so far, a prefix of the signature
-        self._hashes: npt.NDArray[np.uint64] | None = None
-        head = signature_head.lookup(text, shingle_size)
-        if head is None:  # computed here, as signature_head would, keeping the hashes
-            self._hashes = shingle_hashes(text, shingle_size)
-            head = _head_of(self._hashes)
-            signature_head.remember(head, text, shingle_size)
-        self._values[:HEAD_PERMUTATIONS] = head
+        self._argmins = np.empty(MINHASH_PERMUTATIONS, dtype=np.uint32)  # where each is reached
+        self._computed = 0  # minima known so far, a prefix of the signature
 
     @property
     def head(self) -> npt.NDArray[np.uint64]:
         """The first ``HEAD_PERMUTATIONS`` minima."""
-        return self._values[:HEAD_PERMUTATIONS]
+        return self._minima_to(HEAD_PERMUTATIONS)
+
+    @property
+    def head_argmins(self) -> npt.NDArray[np.uint32]:
+        """The residue at which each of the first ``HEAD_PERMUTATIONS`` minima is reached."""
+        self._minima_to(HEAD_PERMUTATIONS)
+        return self._argmins[:HEAD_PERMUTATIONS]
 
     @property
     def computed(self) -> int:
@@ -131,30 +133,52 @@ class LazySignature:
         """The whole signature (the same as :func:`minhash_signature`)."""
         return MinHashSignature(tuple(self._minima_to(MINHASH_PERMUTATIONS).tolist()))
 
+    def holds(self, residues: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
+        """Which of ``residues`` (any shape) are residues of this text's shingles."""
+        own = self._residues
+        found: npt.NDArray[np.bool_] = own.take(own.searchsorted(residues), mode="clip") == residues
+        return found
+
     def _minima_to(self, end: int) -> npt.NDArray[np.uint64]:
         """The first ``end`` minima, computing those not known yet."""
-        if end > self._computed:
-            if self._hashes is None:
-                self._hashes = shingle_hashes(self._text, self._size)
-            start = self._computed
-            self._values[start:end] = _minima(self._hashes, _A[start:end], _B[start:end])
+        start = self._computed
+        if end > start:
+            permuted = np.outer(_A[start:end], self._residues)
+            permuted += _B[start:end, None]
+            np.remainder(permuted, _PRIME, out=permuted)
+            at = permuted.argmin(axis=1)
+            self._values[start:end] = permuted[np.arange(end - start), at]
+            self._argmins[start:end] = self._residues.take(at)
             self._computed = end
         return self._values[:end]
 
-    def reaches(self, other: LazySignature, threshold: float, same_head: int | None = None) -> bool:
-        """``other.signature().similarity(self.signature()) >= threshold``, computing the rest
-        of either signature only as far as the minima compared so far leave it open.
-        ``same_head``: how many minima the heads share, when the caller counted them (for
-        many others at once)."""
-        same = int(np.count_nonzero(self.head == other.head)) if same_head is None else same_head
-        compared = HEAD_PERMUTATIONS
+    def reaches(
+        self, other: LazySignature, threshold: float, head_bound: int | None = None
+    ) -> bool:
+        """``other.signature().similarity(self.signature()) >= threshold``.
+
+        First bounded from ``other``'s minima alone (computing more of them while the bound
+        leaves it open), then, only if it still may, compared minimum by minimum, computing
+        either signature only as far as the minima compared so far leave it open.
+        ``head_bound``: how many of ``other``'s first ``HEAD_PERMUTATIONS`` minima are
+        reached at a residue of this text, when the caller counted them (for many at once).
+        """
+        if head_bound is None:
+            head_bound = int(np.count_nonzero(self.holds(other.head_argmins)))
+        bound, bounded = head_bound, HEAD_PERMUTATIONS
+        while bounded < MINHASH_PERMUTATIONS and may_reach(bound, bounded, threshold):
+            end = max(other.computed, min(bounded + STEP_PERMUTATIONS, MINHASH_PERMUTATIONS))
+            other._minima_to(end)
+            bound += int(np.count_nonzero(self.holds(other._argmins[bounded:end])))
+            bounded = end
+        if not may_reach(bound, bounded, threshold):
+            return False  # even if every minimum the bound leaves open agreed
+        same, compared = 0, 0
         while True:
-            if (same + MINHASH_PERMUTATIONS - compared) / MINHASH_PERMUTATIONS < threshold:
+            if not may_reach(same, compared, threshold):
                 return False  # even if every other minimum agreed
             if same / MINHASH_PERMUTATIONS >= threshold:
                 return True  # even if no other minimum agreed
-            if compared == MINHASH_PERMUTATIONS:  # unreachable: one of the two above holds
-                return same / MINHASH_PERMUTATIONS >= threshold
             end = min(compared + STEP_PERMUTATIONS, MINHASH_PERMUTATIONS)
             mine = self._minima_to(end)[compared:end]
             theirs = other._minima_to(end)[compared:end]
@@ -162,62 +186,62 @@ class LazySignature:
             compared = end
 
 
-@text_memo(maxsize=SIGNATURE_CACHE_ENTRIES)
-def signature_head(text: str, shingle_size: int = 5) -> npt.NDArray[np.uint64]:
-    """The first ``HEAD_PERMUTATIONS`` minima of ``text``'s signature (read-only), memoised in
-    the text's partition."""
-    return _head_of(shingle_hashes(text, shingle_size))
+def may_reach(agreeing: int, considered: int, threshold: float) -> bool:
+    """Whether a similarity of ``threshold`` is still possible when at most ``agreeing`` of
+    the first ``considered`` minima agree (and every other may)."""
+    return (agreeing + MINHASH_PERMUTATIONS - considered) / MINHASH_PERMUTATIONS >= threshold
 
 
-def _head_of(hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    head = _minima(hashes, _A[:HEAD_PERMUTATIONS], _B[:HEAD_PERMUTATIONS])
-    head.setflags(write=False)
-    return head
-
-
-def _minima(
-    hashes: npt.NDArray[np.uint64], a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]
-) -> npt.NDArray[np.uint64]:
-    """Per permutation ``(a, b)``: the least ``(a * hash + b) mod p`` over ``hashes``."""
-    permuted = np.outer(a, hashes)
-    permuted += b[:, None]
-    np.remainder(permuted, _PRIME, out=permuted)
-    result: npt.NDArray[np.uint64] = permuted.min(axis=1)
-    return result
+@text_memo(maxsize=RESIDUE_CACHE_ENTRIES)
+def shingle_residues(text: str, shingle_size: int = 5) -> npt.NDArray[np.uint32]:
+    """The distinct shingle hashes of ``text`` reduced mod ``p``, ascending (read-only): all a
+    signature depends on, as ``(a * hash + b) mod p`` only depends on ``hash mod p``.
+    Memoised in the text's partition."""
+    hashes = shingle_hashes(text, shingle_size)
+    residues = np.where(hashes >= _PRIME, hashes - _PRIME, hashes).astype(np.uint32)
+    residues.sort()  # then each value once (numpy's unique is several times slower here)
+    if len(residues) > 1:
+        residues = residues[np.append(True, residues[1:] != residues[:-1])]
+    residues.setflags(write=False)
+    return residues
 
 
 def shingle_hashes(text: str, size: int) -> npt.NDArray[np.uint64]:
     """The CRC-32 of the UTF-8 bytes of every shingle of ``text`` (:func:`shingles`), one per
-    position: a shingle that recurs is hashed again, which no minimum can tell.
+    position: a shingle that recurs is hashed again."""
+    return _shingle_crcs(_normalise(text), size).astype(np.uint64)
 
-    Computed on the text's bytes at once rather than shingle by shingle: CRC-32 is affine in
-    the message bits, so the CRC of ``L`` bytes is the CRC of ``L`` zero bytes XOR one table
-    entry per byte, chosen by the byte's value and its distance from the end of the message.
-    """
-    normal = _normalise(text)
+
+def _shingle_crcs(normal: str, size: int) -> npt.NDArray[np.uint32]:
+    """:func:`shingle_hashes` of a normalised text, computed on its bytes at once rather than
+    shingle by shingle: CRC-32 is affine in the message bits, so the CRC of ``L`` bytes is the
+    CRC of ``L`` zero bytes XOR one table entry per byte, chosen by the byte's value and its
+    distance from the end of the message."""
+    encoded = normal.encode("utf-8")
     if len(normal) <= size:
-        return np.array([zlib.crc32(normal.encode("utf-8"))], dtype=np.uint64)
-    data = np.frombuffer(normal.encode("utf-8"), dtype=np.uint8)
-    if len(data) == len(normal):  # ASCII: one byte per character
-        ends = np.arange(size, len(data) + 1)
-        lengths = np.full(len(ends), size)
-    else:
-        bounds = np.append(np.flatnonzero((data & 0xC0) != 0x80), len(data))  # char starts
-        ends = bounds[size:]
-        lengths = ends - bounds[: len(ends)]
+        return np.array([zlib.crc32(encoded)], dtype=np.uint32)
+    data = np.frombuffer(encoded, dtype=np.uint8).astype(np.intp)
+    if len(data) == len(normal):  # ASCII: every shingle is ``size`` bytes, read as slices
+        count = len(data) - size + 1
+        tables = _crc_tables(size)
+        crc: npt.NDArray[np.uint32] = np.full(count, tables.zeros[size], dtype=np.uint32)
+        for distance in range(size):
+            last = len(data) - distance
+            crc ^= tables.by_distance[distance].take(data[last - count : last])
+        return crc
+    bounds = np.append(np.flatnonzero((data & 0xC0) != 0x80), len(data))  # char starts
+    ends = bounds[size:]
+    lengths = ends - bounds[: len(ends)]
     shortest, longest = int(lengths.min()), int(lengths.max())
     tables = _crc_tables(longest)
-    # Index -1 reads an appended zero byte, which adds nothing to any CRC: a shorter shingle
-    # reads it at the distances past its start.
-    padded = np.append(data, np.uint8(0)).astype(np.intp)
-    crc = tables.zeros[lengths]
-    for distance in range(longest):
-        at = ends - 1 - distance
-        if distance >= shortest:
-            at[lengths <= distance] = -1
-        crc ^= tables.by_distance[distance].take(padded.take(at))
-    hashes: npt.NDArray[np.uint64] = crc.astype(np.uint64)
-    return hashes
+    crc = tables.zeros.take(lengths)
+    for distance in range(shortest):  # a byte of every shingle
+        crc ^= tables.by_distance[distance].take(data.take(ends - 1 - distance))
+    wide = np.arange(len(ends))
+    for distance in range(shortest, longest):  # only shingles of more than ``distance`` bytes
+        wide = wide[lengths.take(wide) > distance]
+        crc[wide] ^= tables.by_distance[distance].take(data.take(ends.take(wide) - 1 - distance))
+    return crc
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Memos of pure functions of a chunk's text, partitioned by who may see the chunk.
 
 The packer and the relevance check compute the same things of the same chunks request after
-request (terms, safe cut points, neutralised delimiters, MinHash signatures), so they memoise
+request (terms, safe cut points, neutralised delimiters, MinHash shingles), so they memoise
 them. A memo every request shares would be a timing oracle: a caller who writes a guessed text
 into their own namespace or scope, and retrieves it, is answered faster when a request they
 cannot see processed that text lately. So an entry is keyed by the text *and its partition*:

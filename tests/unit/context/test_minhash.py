@@ -93,7 +93,7 @@ def test_the_lazy_comparison_decides_as_the_whole_signatures_do(
         mine, theirs = LazySignature(first), LazySignature(second)
         expected = minhash_signature(second).similarity(minhash_signature(first)) >= threshold
         assert mine.reaches(theirs, threshold) is expected
-        counted = int((mine.head == theirs.head).sum())  # as the packer counts, many at once
+        counted = int(mine.holds(theirs.head_argmins).sum())  # as the packer counts, many at once
         assert mine.reaches(theirs, threshold, counted) is expected
         assert mine.signature() == minhash_signature(first)
 
@@ -107,20 +107,46 @@ def test_whitespace_is_what_the_regular_expression_called_whitespace() -> None:
 
 
 def test_a_comparison_stops_computing_minima_once_they_decide_it() -> None:
-    passage = "The employer must give at least thirty days notice before a dismissal. " * 3
-    shared = passage + "Backups run nightly at three and are kept for thirty days for audits."
-    other = passage + "Is the cache warm? Check the hit ratio first, then restart the gateway."
-    mine, theirs = LazySignature(shared), LazySignature(other)
-    same_head = int((mine.head == theirs.head).sum())
-    assert same_head + MINHASH_PERMUTATIONS - HEAD_PERMUTATIONS >= 0.8 * MINHASH_PERMUTATIONS
-    assert not mine.reaches(theirs, 0.8)  # the head left it open; the next step decided it
-    assert HEAD_PERMUTATIONS < mine.computed < MINHASH_PERMUTATIONS
+    rule = "The employer must give at least thirty days notice before a dismissal."
+    backups = "Backups run nightly at three and are kept for thirty days for audits."
+    cache = "Is the cache warm? Check the hit ratio first, then restart the gateway."
+    # unrelated: the packed block's head minima alone rule the candidate out
+    mine, theirs = LazySignature(backups), LazySignature(rule)
+    assert not mine.reaches(theirs, 0.8)
+    assert (mine.computed, theirs.computed) == (0, HEAD_PERMUTATIONS)
+    # half shared: the bound needs more of the packed block's minima, none of the candidate's
+    mine, theirs = LazySignature(rule + " " + backups), LazySignature(rule + " " + cache)
+    assert not mine.reaches(theirs, 0.8)
+    assert mine.computed == 0
+    assert HEAD_PERMUTATIONS < theirs.computed <= MINHASH_PERMUTATIONS
+    # the packed block is within the candidate: only minima compared one by one decide it
+    mine, theirs = LazySignature(rule + " " + backups + " " + cache), LazySignature(rule)
+    assert not mine.reaches(theirs, 0.8)
+    assert 0 < mine.computed < MINHASH_PERMUTATIONS
     assert mine.reaches(theirs, 0.05)  # decided by what is already computed
-    assert mine.signature() == minhash_signature(shared)
+    for signature, text in ((mine, rule + " " + backups + " " + cache), (theirs, rule)):
+        assert signature.signature() == minhash_signature(text)
     assert mine.computed == MINHASH_PERMUTATIONS
 
 
-def test_a_signature_hashes_its_text_once_when_its_head_was_not_memoised(
+@given(first=wide_texts, second=wide_texts)
+def test_minima_agree_only_where_one_is_reached_at_a_residue_of_the_other(
+    first: str, second: str
+) -> None:
+    mine, theirs = LazySignature(first), LazySignature(second)
+    agreeing = np.array(mine.signature().values) == np.array(theirs.signature().values)
+    assert not (agreeing & ~mine.holds(theirs._argmins)).any()
+    assert mine.holds(minhash.shingle_residues(first)).all()
+
+
+@given(text=wide_texts, size=st.integers(min_value=1, max_value=9))
+def test_the_residues_are_the_distinct_shingle_hashes_mod_p(text: str, size: int) -> None:
+    prime = int(minhash._PRIME)
+    expected = sorted({zlib.crc32(s.encode("utf-8")) % prime for s in shingles(text, size)})
+    assert minhash.shingle_residues(text, size).tolist() == expected
+
+
+def test_a_text_is_hashed_once_a_partition_and_a_prefix_every_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     hashed: list[str] = []
@@ -134,9 +160,9 @@ def test_a_signature_hashes_its_text_once_when_its_head_was_not_memoised(
     text = "The employer must give at least thirty days notice before a dismissal."
     with text_memo_partitions({text: ("ns", frozenset({"s"}))}):
         signature = LazySignature(text)
-        assert signature.signature() == MinHashSignature(
-            tuple(minhash._minima(real(text, 5), minhash._A, minhash._B).tolist())
-        )
-        assert hashed == [text]  # the head and the rest from one hashing
+        assert signature.signature() == MinHashSignature(defined_signature(text, 5))
         assert LazySignature(text).head.tolist() == signature.head.tolist()
-        assert hashed == [text]  # the head memoised in the text's partition
+        assert len(hashed) == 1  # the residues memoised in the text's partition
+        LazySignature(text[:40])
+        LazySignature(text[:40])
+        assert len(hashed) == 3  # a prefix has no partition: not memoised
