@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from graphctx.context.text_memo import text_memo
-from graphctx.text.lexical import analyze
+from graphctx.context.text_memo import TextMemo
+from graphctx.text.lexical import TermSet, analyze, term_sets_many
 
 __all__ = ["Relevance", "assess_relevance"]
 
@@ -73,10 +73,25 @@ class Relevance:
 CHUNK_TERMS_CACHE: Final = 2_048  # chunk texts, a few MB
 
 
-@text_memo(maxsize=CHUNK_TERMS_CACHE)
-def _chunk_terms(text: str) -> frozenset[str]:
-    """The distinct analysed terms of ``text``."""
-    return frozenset(analyze(text))
+def _term_set(text: str) -> TermSet:
+    """The analysed terms of ``text``."""
+    return term_sets_many([text])[0]
+
+
+_CHUNK_TERMS: Final = TextMemo(_term_set, CHUNK_TERMS_CACHE)
+
+
+def _pool_terms(pool: Sequence[str]) -> list[TermSet]:
+    """The terms of each text of ``pool``: memoised ones looked up, the others analysed
+    together (each distinct word of them stemmed once) and memoised."""
+    known = [_CHUNK_TERMS.lookup(text) for text in pool]
+    missing = [text for text, terms in zip(pool, known, strict=True) if terms is None]
+    analysed = dict(zip(missing, term_sets_many(missing), strict=True))
+    for text, terms in analysed.items():
+        _CHUNK_TERMS.remember(terms, text)
+    return [
+        analysed[text] if terms is None else terms for text, terms in zip(pool, known, strict=True)
+    ]
 
 
 def assess_relevance(query: str, pool: Sequence[str], *, named_entities: int = 0) -> Relevance:
@@ -87,7 +102,7 @@ def assess_relevance(query: str, pool: Sequence[str], *, named_entities: int = 0
         return Relevance(1.0, len(terms), len(terms), named_entities)
     if not terms or not pool:
         return Relevance(0.0, len(terms), 0)
-    analysed = [_chunk_terms(text) for text in pool]
+    analysed = _pool_terms(pool)
     size = len(analysed)
     frequency = {t: sum(t in chunk for chunk in analysed) for t in terms}
     weight = {t: math.log((size + 1) / (frequency[t] + 0.5)) for t in terms}

@@ -12,16 +12,26 @@ both backends share one vocabulary and BM25 ranks by how many bigrams and words 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import Stemmer
 
-__all__ = ["MAX_QUERY_TERMS", "analyze", "index_terms", "index_terms_many", "query_terms"]
+__all__ = [
+    "MAX_QUERY_TERMS",
+    "TermSet",
+    "analyze",
+    "index_terms",
+    "index_terms_many",
+    "query_terms",
+    "term_sets_many",
+]
 
 _CJK = r"\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _APOSTROPHES = "'\u2019"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}_]+(?:[{_APOSTROPHES}][^\W{_CJK}_]+)*", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
+_CJK_PAIR = re.compile(rf"[{_CJK}]{{2}}")
 MAX_QUERY_TERMS = 64
 
 
@@ -69,12 +79,50 @@ def index_terms_many(texts: Sequence[str]) -> list[str]:
     stemmer's note above)."""
     token_lists = [_TOKEN.findall(text) for text in texts]
     distinct = {token for tokens in token_lists for token in tokens}
-    words = [token for token in distinct if token.isascii() or not _IS_CJK.match(token)]
-    stems = _STEMMER.stemWords([_word(word) for word in words])
-    terms_of = dict(zip(words, stems, strict=True))  # token -> its terms, space-separated
-    for token in distinct.difference(words):  # a CJK run
+    terms_of = _word_stems(distinct)  # token -> its terms, space-separated
+    for token in distinct.difference(terms_of):  # a CJK run
         terms_of[token] = " ".join(_cjk_terms(token))
     return [" ".join(map(terms_of.__getitem__, tokens)) for tokens in token_lists]
+
+
+def _word_stems(tokens: Iterable[str]) -> dict[str, str]:
+    """The stem of each word among the distinct ``tokens`` (CJK runs are left out), all in
+    one C call."""
+    words = [token for token in tokens if token.isascii() or not _IS_CJK.match(token)]
+    return dict(zip(words, _STEMMER.stemWords([_word(word) for word in words]), strict=True))
+
+
+@dataclass(frozen=True)
+class TermSet:
+    """The distinct terms of ``analyze(text)`` as a membership test, without building the
+    bigrams: ``term in TermSet`` exactly when ``term in analyze(text)``.
+
+    The stems and the lone CJK characters (a one-character run stands for itself) are kept
+    in ``words``. Every other term is a bigram of a CJK run, and the bigrams of all runs are
+    exactly the text's substrings of two adjacent CJK characters (a run is a maximal stretch
+    of them, so two adjacent ones always lie in the same run): such a term is looked up in
+    the text itself."""
+
+    text: str
+    words: frozenset[str]
+
+    def __contains__(self, term: object) -> bool:
+        if term in self.words:
+            return True
+        return isinstance(term, str) and bool(_CJK_PAIR.fullmatch(term)) and term in self.text
+
+
+def term_sets_many(texts: Sequence[str]) -> list[TermSet]:
+    """The :class:`TermSet` of each text, analysed together (a request's chunks): each
+    distinct token once, its words stemmed in one C call (a memo for this call only)."""
+    token_sets = [set(_TOKEN.findall(text)) for text in texts]
+    distinct = set().union(*token_sets)
+    terms_of = _word_stems(distinct)
+    terms_of.update((token, token) for token in distinct.difference(terms_of) if len(token) == 1)
+    return [
+        TermSet(text, frozenset(terms_of[token] for token in tokens if token in terms_of))
+        for text, tokens in zip(texts, token_sets, strict=True)
+    ]
 
 
 def query_terms(query: str) -> list[str]:

@@ -15,6 +15,7 @@ from graphctx.text.lexical import (
     analyze,
     index_terms,
     index_terms_many,
+    term_sets_many,
 )
 
 
@@ -92,3 +93,30 @@ def test_every_word_of_the_bundled_corpus_stems_as_the_pure_python_snowball_does
     text = " ".join([*texts, *words])
     assert len(set(analyze(text))) > 500
     assert analyze(text) == reference_analyze(text)
+
+
+# --- term sets: membership without the bigrams ---------------------------------------------
+
+MIXED = st.text(alphabet=st.sampled_from("abcdeinsy'\u2019 -_.9ΣİA부당해고中ア"), max_size=60)
+
+
+def test_a_term_set_finds_bigrams_and_lone_syllables_without_making_up_longer_runs() -> None:
+    (terms,) = term_sets_many(["부당해고를 중 Restarting it\u2019s"])
+    assert all(t in terms for t in ["부당", "당해", "해고", "고를", "중", "restart", "it"])
+    assert not any(t in terms for t in ["부당해", "부", "를중", "고를 ", "Restarting", "s"])
+
+
+@given(st.lists(MIXED, max_size=6), st.lists(MIXED, max_size=6))
+def test_a_term_set_holds_exactly_the_terms_the_analyser_gives(
+    texts: list[str], others: list[str]
+) -> None:
+    """Asked about every term of any text here and every short piece of its own text (three
+    CJK characters, a pair across a space, a lone character inside a run, ...), a term set
+    says yes exactly for the terms ``analyze`` gives; analysed alone or together, the same."""
+    sets = term_sets_many(texts)
+    assert sets == [term_sets_many([text])[0] for text in texts]
+    asked = {term for text in [*texts, *others] for term in analyze(text)}
+    for text, terms in zip(texts, sets, strict=True):
+        pieces = {text[i : i + n] for n in (1, 2, 3) for i in range(len(text))}
+        analysed = set(analyze(text))
+        assert {t for t in asked | pieces if t in terms} == (asked | pieces) & analysed

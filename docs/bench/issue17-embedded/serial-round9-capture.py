@@ -1,0 +1,26 @@
+"""Record (query, pool texts, named entities) of every relevance check of the bench's 105 requests."""
+import asyncio, pickle, random, sys
+from pathlib import Path
+import graphctx.retrieve.bundle as B
+from graphctx.context import default_token_counter
+from graphctx.contract import ContextRequest
+from graphctx.embed import UniversalSentenceEncoderEmbedder
+from graphctx.provider import ContextProvider
+from graphctx.retrieve.authorize import CallerAssertedGrants
+from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx_lab.bench.store import BENCH_NAMESPACE, SEED, load_passages, query_plan
+CAP = []
+orig = B.assess_relevance
+def cap(query, pool, *, named_entities=0):
+    CAP.append((query, list(pool), named_entities)); return orig(query, pool, named_entities=named_entities)
+B.assess_relevance = cap
+async def main():
+    _, questions = load_passages(Path("/work/shared/data"))
+    plan = query_plan(questions, 100, random.Random(SEED + 100_000))
+    store = SqliteGraphStore(Path(sys.argv[1])); await store.open()
+    provider = ContextProvider(store, UniversalSentenceEncoderEmbedder(), default_token_counter(), CallerAssertedGrants())
+    for q, scopes in plan:
+        await provider.aretrieve(ContextRequest(query=q, principal_id="bench", allowed_scopes=scopes, namespace=BENCH_NAMESPACE, max_tokens=1500, timeout_ms=10_000))
+    await store.close()
+    Path(sys.argv[2]).write_bytes(pickle.dumps(CAP))
+asyncio.run(main())
