@@ -17,26 +17,32 @@ from graphctx.store.neo4j.queries import (
 )
 
 
-def _frequencies(node: str, held: str | None = None) -> str:
-    """``frequencies``: how often each query term (``needles``: each term between spaces)
-    occurs in ``node``'s stored terms; with ``held`` (a list of booleans, one per term), a term
-    not held counts 0 without reading the terms again."""
-    count = "(size(spaced) - size(replace(spaced, needles[i], ''))) / size(needles[i])"
-    carried = node
-    if held is not None:
-        count = f"CASE WHEN {held}[i] THEN {count} ELSE 0 END"
-        carried = f"{node}, {held}"
+def _held(node: str) -> str:
+    """``held``: whether each query term (``needles``: each term between spaces) is among
+    ``node``'s stored terms (a cheap test against counting each term)."""
     return f"""
-    WITH {carried}, ' ' + replace({node}.terms, ' ', '  ') + ' ' AS spaced
-    WITH {node}, [i IN range(0, size(needles) - 1) | {count}] AS frequencies"""
+    WITH {node}, ' ' + {node}.terms + ' ' AS padded
+    WITH {node}, [x IN needles | padded CONTAINS x] AS held"""
 
 
-def _scored(node: str, held: str | None = None) -> str:
-    """Rows ``node`` -> ``node, frequencies, score``: visible BM25 (graphctx.store.bm25) from
-    the statistics in scope (``needles``, ``bound`` = idf * (k1 + 1), ``norm_base`` +
-    ``norm_step`` * length = k1 * (1 - b + b * length / average_length)), term counts read in
-    the stored terms."""
-    return f"""{_frequencies(node, held)}
+def _scored(node: str) -> str:
+    """Rows ``node, held`` -> ``node, frequencies, score``: visible BM25 (graphctx.store.bm25)
+    from the statistics in scope (``bound`` = idf * (k1 + 1), ``norm_base`` + ``norm_step`` *
+    length = k1 * (1 - b + b * length / average_length)). A term held once counts 1; a term
+    held more often is in the chunk's write-time ``repeats`` (``marks``: each term between two
+    spaces and one, the count after it). A chunk written before ``repeats`` counts each held
+    term in its stored terms."""
+    legacy = "(size(spaced) - size(replace(spaced, needles[i], ''))) / size(needles[i])"
+    return f"""
+    WITH {node}, held, {node}.repeats AS repeats,
+         CASE WHEN {node}.repeats IS NULL THEN ' ' + replace({node}.terms, ' ', '  ') + ' ' END
+         AS spaced
+    WITH {node}, [i IN range(0, size(needles) - 1) | CASE
+            WHEN NOT held[i] THEN 0
+            WHEN repeats IS NULL THEN {legacy}
+            WHEN repeats CONTAINS marks[i]
+            THEN toInteger(split(split(repeats, marks[i])[1], ' ')[0])
+            ELSE 1 END] AS frequencies
     WITH {node}, frequencies, norm_base + norm_step * {node}.length AS norm
     WITH {node}, frequencies, reduce(score = 0.0, i IN range(0, size(bound) - 1) |
         score + CASE WHEN frequencies[i] > 0
@@ -112,38 +118,37 @@ WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_l
      [x IN raw_idf | CASE WHEN x < 1e-6 THEN 1e-6 ELSE x END] AS idf
 WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length, idf,
      average_length, [x IN idf | x * ($k1 + 1)] AS bound, [t IN terms | ' ' + t + ' '] AS needles,
+     [t IN terms | '  ' + t + ' '] AS marks,
      $k1 * (1 - $b) AS norm_base, $k1 * $b / average_length AS norm_step
-CALL (text_keys, bound, needles, norm_base, norm_step) {{
+CALL (text_keys, bound, needles, marks, norm_base, norm_step) {{
     WITH $lucene AS lucene
     WHERE lucene IS NOT NULL
     CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', lucene, {{limit: $probe}})
     YIELD node
-    WHERE node.acl_key IN text_keys{_scored("node")}
+    WHERE node.acl_key IN text_keys{_held("node")}{_scored("node")}
     WITH score
     ORDER BY score DESC
     LIMIT $limit
     RETURN collect(score) AS probed
 }}
 WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound,
-     needles, norm_base, norm_step,
+     needles, marks, norm_base, norm_step,
      CASE WHEN size(probed) >= $limit THEN probed[$limit - 1] * (1 - 1e-9) ELSE 0.0 END
      AS threshold
 WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound, needles,
-     norm_base, norm_step, threshold,
+     marks, norm_base, norm_step, threshold,
      [i IN range(0, size(bound) - 1) WHERE reduce(below = 0.0, j IN range(0, size(bound) - 1) |
          below + CASE WHEN bound[j] < bound[i] OR (bound[j] = bound[i] AND j <= i)
                       THEN bound[j] ELSE 0.0 END) > threshold] AS essential
-CALL (text_keys, bound, needles, norm_base, norm_step, threshold, essential) {{
+CALL (text_keys, bound, needles, marks, norm_base, norm_step, threshold, essential) {{
     WITH CASE $quoted WHEN '' THEN [] ELSE split($quoted, ' ') END AS quoted
     WITH $acl + ' +(' + reduce(q = '', i IN essential | q + ' ' + quoted[i]) + ')' AS lucene
     WHERE $lucene IS NOT NULL AND size(essential) > 0
     CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', lucene, {{limit: $pool}})
     YIELD node
-    WHERE node.acl_key IN text_keys
-    WITH node, ' ' + node.terms + ' ' AS padded
-    WITH node, [x IN needles | padded CONTAINS x] AS held
+    WHERE node.acl_key IN text_keys{_held("node")}
     WHERE reduce(most = 0.0, i IN range(0, size(bound) - 1) |
-        most + CASE WHEN held[i] THEN bound[i] ELSE 0.0 END) > threshold{_scored("node", "held")}
+        most + CASE WHEN held[i] THEN bound[i] ELSE 0.0 END) > threshold{_scored("node")}
     ORDER BY score DESC, node.chunk_id
     LIMIT $view_pool
     MATCH (d:Document)-[:HAS_CHUNK]->(node)

@@ -9,7 +9,9 @@ Graph layout (all nodes carry ``namespace``; nothing is shared across namespaces
     (:Document {namespace, document_id, version, version_seq, is_latest, scopes, acl_key, ...})
         -[:HAS_CHUNK]->
     (:Chunk {namespace, chunk_id, seq, ordinal, start_char, end_char, text, heading_path,
-             embedding, terms, length, acl_key, acl_terms})   embedding: a float32 array
+             embedding, terms, length, repeats, acl_key, acl_terms})
+                                    embedding: a float32 array; repeats: the terms that
+                                    occur more than once, with their counts
     (:ScopeSet {key, namespace, scopes, chunk_count, total_length})   one per distinct scope set
     (:Term {namespace, term, scope_sets, chunks})   per term, the scope sets holding it and
                                     how many of their chunks do (parallel lists: BM25's n(t))
@@ -162,6 +164,29 @@ MATCH (old:TermCount)
 CALL (old) { DELETE old } IN TRANSACTIONS OF 10000 ROWS
 """,
 )
+
+# A chunk written before ``repeats`` (text_statistics.term_repeats) gets it from its stored
+# terms, by every init that finds one without (until then the read path counts such a chunk's
+# terms in its stored terms: the same counts, slower). Auto-commit (session.run).
+CHUNKS_WITHOUT_REPEATS: Final = """
+RETURN EXISTS { MATCH (c:Chunk) WHERE c.repeats IS NULL } AS left
+"""
+BACKFILL_REPEATS: Final = """
+MATCH (c:Chunk)
+WHERE c.repeats IS NULL
+CALL (c) {
+    SET c.repeats = reduce(text = '', entry IN COLLECT {
+        UNWIND split(c.terms, ' ') AS term
+        WITH term
+        WHERE term <> ''
+        WITH term, count(*) AS occurrences
+        WHERE occurrences > 1
+        WITH term, occurrences
+        ORDER BY term
+        RETURN '  ' + term + ' ' + toString(occurrences)
+    } | text + entry) + '  '
+} IN TRANSACTIONS OF 1000 ROWS
+"""
 
 SHOW_GRAPHCTX_INDEXES: Final = """
 SHOW INDEXES YIELD name, type, labelsOrTypes, properties, options, state

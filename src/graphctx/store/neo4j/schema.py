@@ -103,10 +103,16 @@ async def _convert_legacy_term_counts(session: neo4j.AsyncSession) -> None:
             await (await session.run(statement)).consume()
 
 
+async def _backfill_repeats(session: neo4j.AsyncSession) -> None:
+    result = await session.run(queries.CHUNKS_WITHOUT_REPEATS)
+    if (await result.single(strict=True))["left"]:
+        await (await session.run(queries.BACKFILL_REPEATS)).consume()
+
+
 async def init_schema(driver: neo4j.AsyncDriver, database: str) -> SchemaReport:
     """Create missing constraints and indexes, wait until online, verify the definitions.
 
-    Idempotent and cheap when the schema is complete (three reads, no schema write).
+    Idempotent and cheap when the schema is complete (four reads, no schema write).
     """
     async with driver.session(database=database) as session:
         result = await session.run(queries.SERVER_COMPONENTS)
@@ -129,4 +135,5 @@ async def init_schema(driver: neo4j.AsyncDriver, database: str) -> SchemaReport:
                     await (await session.run(statement)).consume()
             rows = await _graphctx_indexes(session)
         await _convert_legacy_term_counts(session)
+        await _backfill_repeats(session)
     return SchemaReport(version, edition, verify_indexes(rows), tuple(missing))

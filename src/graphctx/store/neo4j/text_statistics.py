@@ -28,13 +28,24 @@ import neo4j
 from graphctx.store.neo4j import queries
 from graphctx.store.neo4j.rows import fetch
 
-__all__ = ["TextDeltas", "moving_rows", "term_length"]
+__all__ = ["TextDeltas", "moving_rows", "term_length", "term_repeats"]
 
 
 def term_length(terms: str) -> int:
     """A chunk's BM25 length: its stored terms split at single spaces (as the read path
     counted them before lengths were stored)."""
     return len(terms.split(" "))
+
+
+def term_repeats(terms: str) -> str:
+    """A chunk's ``repeats``: each of its terms that occurs more than once among its stored
+    terms (split at single spaces), sorted, with that count, as ``"  term count"`` entries
+    (terms hold no space: two spaces start a term, one ends it), and two closing spaces. The
+    read path counts a term it finds in the stored terms 1, or the count found here
+    (``candidate_queries``); ``BACKFILL_REPEATS`` writes the same for an older chunk."""
+    counts = Counter(term for term in terms.split(" ") if term)
+    repeated = sorted((term, count) for term, count in counts.items() if count > 1)
+    return "".join(f"  {term} {count}" for term, count in repeated) + "  "
 
 
 @dataclass

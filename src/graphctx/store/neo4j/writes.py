@@ -21,7 +21,12 @@ from graphctx.store.declarations import declaration_id, is_home_declaration, nam
 from graphctx.store.namespace_embedder import EmbedderRecord, require_same_embedder
 from graphctx.store.neo4j import acl, queries
 from graphctx.store.neo4j.rows import fetch, fetch_one, iso, stored_version
-from graphctx.store.neo4j.text_statistics import TextDeltas, moving_rows, term_length
+from graphctx.store.neo4j.text_statistics import (
+    TextDeltas,
+    moving_rows,
+    term_length,
+    term_repeats,
+)
 from graphctx.store.records import (
     DocumentWrite,
     Expectation,
@@ -79,6 +84,7 @@ def chunk_row(document: NewDocument, version_seq: int, chunk: NewChunk, seq: int
         "heading_path": list(chunk.heading_path),
         "terms": terms,
         "length": term_length(terms),
+        "repeats": term_repeats(terms),
         "acl_key": acl.scope_set_key(document.namespace, document.scopes),
         "acl_terms": acl.acl_terms(document.namespace, document.scopes),
     }
