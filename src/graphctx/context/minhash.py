@@ -158,8 +158,14 @@ class LazySignature:
         """``other.signature().similarity(self.signature()) >= threshold``.
 
         First bounded from ``other``'s minima alone (computing more of them while the bound
-        leaves it open), then, only if it still may, compared minimum by minimum, computing
-        either signature only as far as the minima compared so far leave it open.
+        leaves it open). Then, only if it still may, compared minimum by minimum without
+        this text's minima: the two agree at permutation ``i`` exactly when ``other``'s is
+        reached at a residue ``r`` of this text and every residue of this text that ``other``
+        lacks permutes above it (the residues both have permute to at least ``other``'s
+        minimum, and a permutation is one-to-one on residues, so none but ``r`` reaches it).
+        So only those residues are permuted, only where ``r`` is held, ``STEP_PERMUTATIONS``
+        at a time, stopping as soon as the minima compared so far decide it: texts compared
+        this far are alike, and share most of their residues.
         ``head_bound``: how many of ``other``'s first ``HEAD_PERMUTATIONS`` minima are
         reached at a residue of this text, when the caller counted them (for many at once).
         """
@@ -173,6 +179,7 @@ class LazySignature:
             bounded = end
         if not may_reach(bound, bounded, threshold):
             return False  # even if every minimum the bound leaves open agreed
+        own_only = self._residues[~other.holds(self._residues)]  # residues ``other`` lacks
         same, compared = 0, 0
         while True:
             if not may_reach(same, compared, threshold):
@@ -180,10 +187,22 @@ class LazySignature:
             if same / MINHASH_PERMUTATIONS >= threshold:
                 return True  # even if no other minimum agreed
             end = min(compared + STEP_PERMUTATIONS, MINHASH_PERMUTATIONS)
-            mine = self._minima_to(end)[compared:end]
-            theirs = other._minima_to(end)[compared:end]
-            same += int(np.count_nonzero(mine == theirs))
+            theirs = other._minima_to(end)
+            held = compared + np.flatnonzero(self.holds(other._argmins[compared:end]))
+            if held.size:
+                same += held.size if not own_only.size else _below(own_only, held, theirs)
             compared = end
+
+
+def _below(
+    residues: npt.NDArray[np.uint32], rows: npt.NDArray[np.intp], minima: npt.NDArray[np.uint64]
+) -> int:
+    """For how many permutations ``i`` of ``rows`` every one of ``residues`` permutes above
+    ``minima[i]``."""
+    permuted = np.outer(_A[rows], residues)
+    permuted += _B[rows, None]
+    np.remainder(permuted, _PRIME, out=permuted)
+    return int(np.count_nonzero(permuted.min(axis=1) > minima[rows]))
 
 
 def may_reach(agreeing: int, considered: int, threshold: float) -> bool:
