@@ -54,6 +54,9 @@ def _coefficients() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
 
 
 _A, _B = _coefficients()
+_A_BY_P = _A.astype(np.float64) / float(_PRIME)  # a / p and b / p, correctly rounded
+_B_BY_P = _B.astype(np.float64) / float(_PRIME)
+_SLACK = 2.0**-19  # more than the float error of (a r + b) / p (see _argmins)
 
 
 def _normalise(text: str) -> str:
@@ -143,12 +146,11 @@ class LazySignature:
         """The first ``end`` minima, computing those not known yet."""
         start = self._computed
         if end > start:
-            permuted = np.outer(_A[start:end], self._residues)
-            permuted += _B[start:end, None]
-            np.remainder(permuted, _PRIME, out=permuted)
-            at = permuted.argmin(axis=1)
-            self._values[start:end] = permuted[np.arange(end - start), at]
-            self._argmins[start:end] = self._residues.take(at)
+            reached = self._residues.take(_argmins(self._residues, start, end))
+            minima = _A[start:end] * reached
+            minima += _B[start:end]
+            self._values[start:end] = np.remainder(minima, _PRIME, out=minima)
+            self._argmins[start:end] = reached
             self._computed = end
         return self._values[:end]
 
@@ -192,6 +194,45 @@ class LazySignature:
             if held.size:
                 same += held.size if not own_only.size else _below(own_only, held, theirs)
             compared = end
+
+
+def _argmins(residues: npt.NDArray[np.uint32], start: int, end: int) -> npt.NDArray[np.intp]:
+    """For each permutation ``i`` in ``start..end``, the index of the residue ``r`` with the
+    least ``(a_i r + b_i) mod p``.
+
+    Found in floating point, without the 64-bit remainder: ``x = fl(fl(a/p) r) + fl(b/p)``
+    differs from ``(a r + b) / p`` by at most ``2**-20 + 2**-54 < _SLACK``: each of the
+    four operations is correctly rounded, to half a unit in the last place (``a/p`` and
+    ``b/p`` are below 1, so off by ``2**-54`` at most, ``r`` times as much in the product;
+    the product is below ``2**32``, rounded by ``2**-22``; the sum below ``2**33``, by
+    ``2**-21``). So
+    ``x - floor(x)`` (exact) is within ``_SLACK`` of ``t = ((a r + b) mod p) / p``, or, when
+    ``t`` is that close to 0 or 1, within ``_SLACK`` of ``t + 1`` or ``t - 1``. In a row whose
+    least such fraction is at least ``_SLACK``, with no other within ``2 * _SLACK`` of it and
+    none above ``1 - _SLACK``, no fraction is off by one, and the least one's ``t`` is below
+    every other's: it is the exact minimum (the residues are distinct and the permutation is
+    one-to-one, so there is no tie). The few other rows are computed exactly.
+    """
+    rows = end - start
+    scaled = np.multiply.outer(_A_BY_P[start:end], residues.astype(np.float64))
+    scaled += _B_BY_P[start:end, None]
+    scaled -= np.floor(scaled)
+    at: npt.NDArray[np.intp] = scaled.argmin(axis=1)
+    least = scaled[np.arange(rows), at]
+    doubtful = least < _SLACK
+    near = scaled <= (least + 2 * _SLACK)[:, None]
+    if np.count_nonzero(near) > rows:  # each row holds its least: some row holds two
+        doubtful |= np.count_nonzero(near, axis=1) > 1
+    high = scaled >= 1 - _SLACK
+    if high.any():
+        doubtful |= high.any(axis=1)
+    if doubtful.any():
+        redo = np.flatnonzero(doubtful)
+        permuted = np.outer(_A[start + redo], residues)
+        permuted += _B[start + redo, None]
+        np.remainder(permuted, _PRIME, out=permuted)
+        at[redo] = permuted.argmin(axis=1)
+    return at
 
 
 def _below(
