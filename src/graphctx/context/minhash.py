@@ -281,26 +281,42 @@ def _shingle_crcs(normal: str, size: int) -> npt.NDArray[np.uint32]:
     if len(normal) <= size:
         return np.array([zlib.crc32(encoded)], dtype=np.uint32)
     data = np.frombuffer(encoded, dtype=np.uint8).astype(np.intp)
-    if len(data) == len(normal):  # ASCII: every shingle is ``size`` bytes, read as slices
-        count = len(data) - size + 1
-        tables = _crc_tables(size)
-        crc: npt.NDArray[np.uint32] = np.full(count, tables.zeros[size], dtype=np.uint32)
-        for distance in range(size):
-            last = len(data) - distance
-            crc ^= tables.by_distance[distance].take(data[last - count : last])
-        return crc
+    runs = _run_crcs(data, size)
+    if len(data) == len(normal):  # ASCII: every shingle is a run of ``size`` bytes
+        return runs
     bounds = np.append(np.flatnonzero((data & 0xC0) != 0x80), len(data))  # char starts
-    ends = bounds[size:]
-    lengths = ends - bounds[: len(ends)]
-    shortest, longest = int(lengths.min()), int(lengths.max())
-    tables = _crc_tables(longest)
-    crc = tables.zeros.take(lengths)
-    for distance in range(shortest):  # a byte of every shingle
-        crc ^= tables.by_distance[distance].take(data.take(ends - 1 - distance))
-    wide = np.arange(len(ends))
-    for distance in range(shortest, longest):  # only shingles of more than ``distance`` bytes
-        wide = wide[lengths.take(wide) > distance]
-        crc[wide] ^= tables.by_distance[distance].take(data.take(ends.take(wide) - 1 - distance))
+    starts, ends = bounds[: len(bounds) - size], bounds[size:]
+    lengths = ends - starts
+    crc = runs.take(starts)  # right for every shingle of ``size`` bytes
+    wide = np.flatnonzero(lengths != size)  # shingles of more bytes than characters
+    if wide.size:
+        crc[wide] = _wide_crcs(data, ends.take(wide), lengths.take(wide))
+    return crc
+
+
+def _run_crcs(data: npt.NDArray[np.intp], size: int) -> npt.NDArray[np.uint32]:
+    """The CRC-32 of ``data[k : k + size]`` for every ``k``, one byte distance at a time."""
+    count = len(data) - size + 1
+    tables = _crc_tables(size)
+    crc: npt.NDArray[np.uint32] = np.full(count, tables.zeros[size], dtype=np.uint32)
+    for distance in range(size):
+        last = len(data) - distance
+        crc ^= tables.by_distance[distance].take(data[last - count : last])
+    return crc
+
+
+def _wide_crcs(
+    data: npt.NDArray[np.intp], ends: npt.NDArray[np.intp], lengths: npt.NDArray[np.intp]
+) -> npt.NDArray[np.uint32]:
+    """The CRC-32 of ``data[end - length : end]`` for each ``end`` and ``length``: every byte
+    of all of them in one run, each byte's entry XORed into its shingle's."""
+    tables = _crc_tables(int(lengths.max()))
+    offsets = np.cumsum(lengths) - lengths  # where each shingle's bytes start in the run
+    distance = np.arange(int(offsets[-1] + lengths[-1])) - np.repeat(offsets, lengths)
+    position = np.repeat(ends - 1, lengths) - distance
+    entries = tables.by_distance.reshape(-1).take(distance * 256 + data.take(position))
+    crc: npt.NDArray[np.uint32] = np.bitwise_xor.reduceat(entries, offsets)
+    crc ^= tables.zeros.take(lengths)
     return crc
 
 
