@@ -20,8 +20,9 @@ from typing import TypeVar
 from graphctx.context.delimiters import PrefixNeutraliser
 from graphctx.context.evidence import DropReason, PackableEvidence, PackedBlock, PackingPolicy
 from graphctx.context.rendering import render_neutralised_block
-from graphctx.context.tokens import FlooredTokenCounter, TokenCounter
-from graphctx.context.truncation import fit_prefix, safe_cut_points
+from graphctx.context.token_floor import counted_words, split_not_white_space
+from graphctx.context.tokens import FlooredTokenCounter, TokenCounter, WordFlooredTokenCounter
+from graphctx.context.truncation import cuts_start_at, fit_prefix, safe_cut_points
 
 __all__ = ["CachedCounter", "fit_block"]
 
@@ -36,10 +37,13 @@ class CachedCounter:
     cache: dict[str, int] = field(default_factory=dict)
     neutralisers: dict[str, PrefixNeutraliser] = field(default_factory=dict)
     floored: FlooredTokenCounter | None = field(default=None, init=False)
+    by_words: bool = field(default=False, init=False)  # counts pretoken_floor bounds
 
     def __post_init__(self) -> None:
         if isinstance(self.counter, FlooredTokenCounter):
             self.floored = self.counter
+        if isinstance(self.counter, WordFlooredTokenCounter):
+            self.by_words = self.counter.floors_by_words
 
     def count(self, text: str) -> int:
         cached = self.cache.get(text)
@@ -78,6 +82,8 @@ def fit_block(
     if limit <= 0:
         return DropReason.OVER_BUDGET
     size = len(item.text) if longest is None else min(longest, len(item.text))
+    if counter.by_words and _prefix_floor(item, citation_id, size) > limit:
+        return DropReason.OVER_BUDGET  # no content it may show fits: none is tried
 
     rendered: dict[int, str] = {}  # by prefix length
     neutraliser = counter.neutraliser(item.text)  # every content below is a prefix of it
@@ -121,6 +127,26 @@ def fit_block(
         counter.count(render(content)),  # counted: fit_prefix found it fits
         truncated=True,
     )
+
+
+def _prefix_floor(item: PackableEvidence, citation_id: str, size: int) -> int:
+    """At most the token count of the block of every content :func:`fit_block` may try
+    (``text[:size]``, or a safe cut below ``size``), for a counter whose counts
+    :func:`~.token_floor.pretoken_floor` bounds.
+
+    Every such content holds ``text[:shortest]`` (:func:`~.truncation.cuts_start_at`). A
+    block's floor is at least the counted words of its tags plus those of its neutralised
+    content, less the characters ``str.split()`` cuts at although they are not whitespace
+    (the tags end and begin with a newline, so the words add up). Neutralising replaces
+    characters that are neither whitespace nor ``/`` with ``&lt;`` or ``&#91;``: the content
+    counts as many words as it did, at least as many as ``text[:shortest]``
+    (:func:`~.token_floor.counted_words` never decreases as text is appended), and has no
+    more of those characters than the whole text.
+    """
+    text = item.text
+    shortest = min(size, cuts_start_at(text))
+    tags = counted_words(render_neutralised_block(citation_id, "", item.freshness))
+    return tags + counted_words(text[:shortest]) - split_not_white_space(text)
 
 
 def _cuts_within(text: str, size: int) -> list[int]:

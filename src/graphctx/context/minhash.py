@@ -54,6 +54,9 @@ def _coefficients() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
 
 
 _A, _B = _coefficients()
+_A_BY_P = _A.astype(np.float64) / float(_PRIME)  # a / p and b / p, correctly rounded
+_B_BY_P = _B.astype(np.float64) / float(_PRIME)
+_SLACK = 2.0**-19  # more than the float error of (a r + b) / p (see _argmins)
 
 
 def _normalise(text: str) -> str:
@@ -143,12 +146,11 @@ class LazySignature:
         """The first ``end`` minima, computing those not known yet."""
         start = self._computed
         if end > start:
-            permuted = np.outer(_A[start:end], self._residues)
-            permuted += _B[start:end, None]
-            np.remainder(permuted, _PRIME, out=permuted)
-            at = permuted.argmin(axis=1)
-            self._values[start:end] = permuted[np.arange(end - start), at]
-            self._argmins[start:end] = self._residues.take(at)
+            reached = self._residues.take(_argmins(self._residues, start, end))
+            minima = _A[start:end] * reached
+            minima += _B[start:end]
+            self._values[start:end] = np.remainder(minima, _PRIME, out=minima)
+            self._argmins[start:end] = reached
             self._computed = end
         return self._values[:end]
 
@@ -158,8 +160,14 @@ class LazySignature:
         """``other.signature().similarity(self.signature()) >= threshold``.
 
         First bounded from ``other``'s minima alone (computing more of them while the bound
-        leaves it open), then, only if it still may, compared minimum by minimum, computing
-        either signature only as far as the minima compared so far leave it open.
+        leaves it open). Then, only if it still may, compared minimum by minimum without
+        this text's minima: the two agree at permutation ``i`` exactly when ``other``'s is
+        reached at a residue ``r`` of this text and every residue of this text that ``other``
+        lacks permutes above it (the residues both have permute to at least ``other``'s
+        minimum, and a permutation is one-to-one on residues, so none but ``r`` reaches it).
+        So only those residues are permuted, only where ``r`` is held, ``STEP_PERMUTATIONS``
+        at a time, stopping as soon as the minima compared so far decide it: texts compared
+        this far are alike, and share most of their residues.
         ``head_bound``: how many of ``other``'s first ``HEAD_PERMUTATIONS`` minima are
         reached at a residue of this text, when the caller counted them (for many at once).
         """
@@ -173,6 +181,7 @@ class LazySignature:
             bounded = end
         if not may_reach(bound, bounded, threshold):
             return False  # even if every minimum the bound leaves open agreed
+        own_only = self._residues[~other.holds(self._residues)]  # residues ``other`` lacks
         same, compared = 0, 0
         while True:
             if not may_reach(same, compared, threshold):
@@ -180,10 +189,61 @@ class LazySignature:
             if same / MINHASH_PERMUTATIONS >= threshold:
                 return True  # even if no other minimum agreed
             end = min(compared + STEP_PERMUTATIONS, MINHASH_PERMUTATIONS)
-            mine = self._minima_to(end)[compared:end]
-            theirs = other._minima_to(end)[compared:end]
-            same += int(np.count_nonzero(mine == theirs))
+            theirs = other._minima_to(end)
+            held = compared + np.flatnonzero(self.holds(other._argmins[compared:end]))
+            if held.size:
+                same += held.size if not own_only.size else _below(own_only, held, theirs)
             compared = end
+
+
+def _argmins(residues: npt.NDArray[np.uint32], start: int, end: int) -> npt.NDArray[np.intp]:
+    """For each permutation ``i`` in ``start..end``, the index of the residue ``r`` with the
+    least ``(a_i r + b_i) mod p``.
+
+    Found in floating point, without the 64-bit remainder: ``x = fl(fl(a/p) r) + fl(b/p)``
+    differs from ``(a r + b) / p`` by at most ``2**-20 + 2**-54 < _SLACK``: each of the
+    four operations is correctly rounded, to half a unit in the last place (``a/p`` and
+    ``b/p`` are below 1, so off by ``2**-54`` at most, ``r`` times as much in the product;
+    the product is below ``2**32``, rounded by ``2**-22``; the sum below ``2**33``, by
+    ``2**-21``). So
+    ``x - floor(x)`` (exact) is within ``_SLACK`` of ``t = ((a r + b) mod p) / p``, or, when
+    ``t`` is that close to 0 or 1, within ``_SLACK`` of ``t + 1`` or ``t - 1``. In a row whose
+    least such fraction is at least ``_SLACK``, with no other within ``2 * _SLACK`` of it and
+    none above ``1 - _SLACK``, no fraction is off by one, and the least one's ``t`` is below
+    every other's: it is the exact minimum (the residues are distinct and the permutation is
+    one-to-one, so there is no tie). The few other rows are computed exactly.
+    """
+    rows = end - start
+    scaled = np.multiply.outer(_A_BY_P[start:end], residues.astype(np.float64))
+    scaled += _B_BY_P[start:end, None]
+    scaled -= np.floor(scaled)
+    at: npt.NDArray[np.intp] = scaled.argmin(axis=1)
+    least = scaled[np.arange(rows), at]
+    doubtful = least < _SLACK
+    near = scaled <= (least + 2 * _SLACK)[:, None]
+    if np.count_nonzero(near) > rows:  # each row holds its least: some row holds two
+        doubtful |= np.count_nonzero(near, axis=1) > 1
+    high = scaled >= 1 - _SLACK
+    if high.any():
+        doubtful |= high.any(axis=1)
+    if doubtful.any():
+        redo = np.flatnonzero(doubtful)
+        permuted = np.outer(_A[start + redo], residues)
+        permuted += _B[start + redo, None]
+        np.remainder(permuted, _PRIME, out=permuted)
+        at[redo] = permuted.argmin(axis=1)
+    return at
+
+
+def _below(
+    residues: npt.NDArray[np.uint32], rows: npt.NDArray[np.intp], minima: npt.NDArray[np.uint64]
+) -> int:
+    """For how many permutations ``i`` of ``rows`` every one of ``residues`` permutes above
+    ``minima[i]``."""
+    permuted = np.outer(_A[rows], residues)
+    permuted += _B[rows, None]
+    np.remainder(permuted, _PRIME, out=permuted)
+    return int(np.count_nonzero(permuted.min(axis=1) > minima[rows]))
 
 
 def may_reach(agreeing: int, considered: int, threshold: float) -> bool:
@@ -221,26 +281,42 @@ def _shingle_crcs(normal: str, size: int) -> npt.NDArray[np.uint32]:
     if len(normal) <= size:
         return np.array([zlib.crc32(encoded)], dtype=np.uint32)
     data = np.frombuffer(encoded, dtype=np.uint8).astype(np.intp)
-    if len(data) == len(normal):  # ASCII: every shingle is ``size`` bytes, read as slices
-        count = len(data) - size + 1
-        tables = _crc_tables(size)
-        crc: npt.NDArray[np.uint32] = np.full(count, tables.zeros[size], dtype=np.uint32)
-        for distance in range(size):
-            last = len(data) - distance
-            crc ^= tables.by_distance[distance].take(data[last - count : last])
-        return crc
+    runs = _run_crcs(data, size)
+    if len(data) == len(normal):  # ASCII: every shingle is a run of ``size`` bytes
+        return runs
     bounds = np.append(np.flatnonzero((data & 0xC0) != 0x80), len(data))  # char starts
-    ends = bounds[size:]
-    lengths = ends - bounds[: len(ends)]
-    shortest, longest = int(lengths.min()), int(lengths.max())
-    tables = _crc_tables(longest)
-    crc = tables.zeros.take(lengths)
-    for distance in range(shortest):  # a byte of every shingle
-        crc ^= tables.by_distance[distance].take(data.take(ends - 1 - distance))
-    wide = np.arange(len(ends))
-    for distance in range(shortest, longest):  # only shingles of more than ``distance`` bytes
-        wide = wide[lengths.take(wide) > distance]
-        crc[wide] ^= tables.by_distance[distance].take(data.take(ends.take(wide) - 1 - distance))
+    starts, ends = bounds[: len(bounds) - size], bounds[size:]
+    lengths = ends - starts
+    crc = runs.take(starts)  # right for every shingle of ``size`` bytes
+    wide = np.flatnonzero(lengths != size)  # shingles of more bytes than characters
+    if wide.size:
+        crc[wide] = _wide_crcs(data, ends.take(wide), lengths.take(wide))
+    return crc
+
+
+def _run_crcs(data: npt.NDArray[np.intp], size: int) -> npt.NDArray[np.uint32]:
+    """The CRC-32 of ``data[k : k + size]`` for every ``k``, one byte distance at a time."""
+    count = len(data) - size + 1
+    tables = _crc_tables(size)
+    crc: npt.NDArray[np.uint32] = np.full(count, tables.zeros[size], dtype=np.uint32)
+    for distance in range(size):
+        last = len(data) - distance
+        crc ^= tables.by_distance[distance].take(data[last - count : last])
+    return crc
+
+
+def _wide_crcs(
+    data: npt.NDArray[np.intp], ends: npt.NDArray[np.intp], lengths: npt.NDArray[np.intp]
+) -> npt.NDArray[np.uint32]:
+    """The CRC-32 of ``data[end - length : end]`` for each ``end`` and ``length``: every byte
+    of all of them in one run, each byte's entry XORed into its shingle's."""
+    tables = _crc_tables(int(lengths.max()))
+    offsets = np.cumsum(lengths) - lengths  # where each shingle's bytes start in the run
+    distance = np.arange(int(offsets[-1] + lengths[-1])) - np.repeat(offsets, lengths)
+    position = np.repeat(ends - 1, lengths) - distance
+    entries = tables.by_distance.reshape(-1).take(distance * 256 + data.take(position))
+    crc: npt.NDArray[np.uint32] = np.bitwise_xor.reduceat(entries, offsets)
+    crc ^= tables.zeros.take(lengths)
     return crc
 
 

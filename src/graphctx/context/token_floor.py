@@ -29,7 +29,13 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["FLOORED_PATTERNS", "SPLIT_NOT_WHITE_SPACE", "pretoken_floor"]
+__all__ = [
+    "FLOORED_PATTERNS",
+    "SPLIT_NOT_WHITE_SPACE",
+    "counted_words",
+    "pretoken_floor",
+    "split_not_white_space",
+]
 
 # tiktoken's splitting expressions (``Encoding._pat_str``) that the argument above reads.
 O200K_PATTERN: Final = (
@@ -52,9 +58,22 @@ SPLIT_NOT_WHITE_SPACE: Final = "\x1c\x1d\x1e\x1f"
 def pretoken_floor(text: str) -> int:
     """The number of words of ``text`` with a character other than ``/``: never more than
     its o200k_base or cl100k_base token count (module docstring)."""
-    words = len(text.split()) - _slash_words(text)
     # str.split() may have cut a word at each of these: take as many words off
-    return max(0, words - sum(map(text.count, SPLIT_NOT_WHITE_SPACE)))
+    return max(0, counted_words(text) - split_not_white_space(text))
+
+
+def counted_words(text: str) -> int:
+    """How many words of ``text.split()`` have a character other than ``/``.
+
+    It never decreases as text is appended: a word only grows, and keeps the characters it
+    had. Words of two texts joined by whitespace add up."""
+    return len(text.split()) - _slash_words(text)
+
+
+def split_not_white_space(text: str) -> int:
+    """How many characters of ``text`` ``str.split()`` cuts at although they are not
+    whitespace (:data:`SPLIT_NOT_WHITE_SPACE`)."""
+    return sum(map(text.count, SPLIT_NOT_WHITE_SPACE))
 
 
 def _slash_words(text: str) -> int:

@@ -32,6 +32,7 @@ __all__ = [
     "PureTiktokenCounter",
     "TiktokenCounter",
     "TokenCounter",
+    "WordFlooredTokenCounter",
     "default_token_counter",
     "exact_token_counter",
 ]
@@ -72,6 +73,18 @@ class FlooredTokenCounter(TokenCounter, Protocol):
     def floor(self, text: str) -> int: ...
 
 
+@runtime_checkable
+class WordFlooredTokenCounter(FlooredTokenCounter, Protocol):
+    """A floored counter that says whether its floor is :func:`.token_floor.pretoken_floor`.
+
+    When ``floors_by_words``, ``count(text) >= pretoken_floor(text)`` for every text: the
+    packer may then bound the blocks of a text's prefixes all at once (``context/blocks.py``).
+    """
+
+    @property
+    def floors_by_words(self) -> bool: ...
+
+
 class _Encoder(Protocol):
     def encode_ordinary(self, text: str) -> list[int]: ...
 
@@ -110,6 +123,12 @@ class _LazyEncoderCounter:
         """At most ``count(text)``, without encoding (:mod:`.token_floor`; 0 if unknown)."""
         self._get_encoder()
         return pretoken_floor(text) if self._floored else 0
+
+    @property
+    def floors_by_words(self) -> bool:
+        """Whether ``floor`` is :func:`.token_floor.pretoken_floor` (loads the encoding)."""
+        self._get_encoder()
+        return self._floored
 
     def _get_encoder(self) -> _Encoder:
         encoder = self._encoder

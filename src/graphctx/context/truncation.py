@@ -24,13 +24,15 @@ from typing import Final
 
 from graphctx.context.text_memo import text_memo
 
-__all__ = ["fit_prefix", "safe_cut_points"]
+__all__ = ["cuts_start_at", "fit_prefix", "safe_cut_points"]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _TABLE_ROW = re.compile(r"^\s*\||\|\s*$")
 _BLOCK_START = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d{1,3}[.)]\s|>|\||`{3,}|~{3,})")
 _CLOSERS = "\"'\u201d\u2019\u300d\u300f)\\]"
-_SENTENCE_END = re.compile(f"[.!?\u3002\uff01\uff1f\u2026]+[{_CLOSERS}]*(?=\\s|$)")
+_MARKS = ".!?\u3002\uff01\uff1f\u2026"  # what a sentence end starts with
+_SENTENCE_END = re.compile(f"[{_MARKS}]+[{_CLOSERS}]*(?=\\s|$)")
+_MARK = re.compile(f"[{_MARKS}]")
 _KOREAN_LINE_END = re.compile(f"[\ub2e4\uc694][{_CLOSERS}]*$")
 _LIST_NUMBER = re.compile(r"^\s*\d{1,3}\.$")
 _WORD_CHARS: Final = frozenset(string.ascii_letters + ".")
@@ -78,6 +80,22 @@ def _closes_fence(fence: str, line: str) -> bool:
 def safe_cut_points(text: str) -> list[int]:
     """Ascending offsets ``0 < k < len(text)`` at which ``text[:k]`` is a safe prefix."""
     return list(_cut_points(text))
+
+
+def cuts_start_at(text: str) -> int:
+    """An offset below every safe cut point of ``text``, or at the first; found without
+    computing them.
+
+    Every cut is in a line with content (blank lines give none): the end of such a line
+    without its trailing whitespace, or the end of a sentence in it, after the mark its
+    match starts with. The first line with content ends no later than any later one, and no
+    mark comes before the first. So no cut is below the smaller of the two.
+    """
+    content = len(text) - len(text.lstrip())  # the first line with content holds this
+    line_end = text.find("\n", content)
+    first_line_end = len(text[: len(text) if line_end < 0 else line_end].rstrip())
+    mark = _MARK.search(text)
+    return first_line_end if mark is None else min(first_line_end, mark.start() + 1)
 
 
 # The packer cuts the same chunks request after request (a tenth of a served request's time

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
-from graphctx.context.truncation import fit_prefix, safe_cut_points
+from context_strategies import SEGMENTS
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphctx.context.truncation import cuts_start_at, fit_prefix, safe_cut_points
 
 
 def prefixes(text: str) -> list[str]:
@@ -68,3 +72,18 @@ def test_fit_prefix_takes_the_longest_safe_prefix_that_fits() -> None:
     assert text[: fit_prefix(text, lambda p: len(p) <= 20)] == "One. Two two."
     assert fit_prefix(text, lambda p: len(p) <= 3) == 0
     assert fit_prefix("no boundary at all", lambda p: True) == 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([*SEGMENTS, " ", "\n", "\n\n", "  \n", "\t", "|", "```"]),
+                max_size=8).map("".join) | st.text(max_size=60))  # fmt: skip
+def test_no_safe_cut_is_below_where_cuts_start(text: str) -> None:
+    start = cuts_start_at(text)
+    assert all(cut >= start for cut in safe_cut_points(text)), start
+
+
+def test_cuts_start_after_the_first_mark_or_at_the_end_of_the_first_line_with_content() -> None:
+    assert cuts_start_at("Short line\nThe rest. More.") == len("Short line")
+    assert cuts_start_at("  \n\n  The rest. More.") == len("  \n\n  The rest.")
+    assert cuts_start_at("No mark at all") == len("No mark at all")
+    assert safe_cut_points("Stop. Go.")[0] == cuts_start_at("Stop. Go.")

@@ -9,7 +9,7 @@ import zlib
 import numpy as np
 import numpy.typing as npt
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphctx.context import minhash
@@ -119,11 +119,13 @@ def test_a_comparison_stops_computing_minima_once_they_decide_it() -> None:
     assert not mine.reaches(theirs, 0.8)
     assert mine.computed == 0
     assert HEAD_PERMUTATIONS < theirs.computed <= MINHASH_PERMUTATIONS
-    # the packed block is within the candidate: only minima compared one by one decide it
+    # the packed block is within the candidate: minima compared one by one decide it, the
+    # candidate's over the residues the packed block lacks, never the candidate's own minima
     mine, theirs = LazySignature(rule + " " + backups + " " + cache), LazySignature(rule)
     assert not mine.reaches(theirs, 0.8)
-    assert 0 < mine.computed < MINHASH_PERMUTATIONS
-    assert mine.reaches(theirs, 0.05)  # decided by what is already computed
+    assert mine.computed == 0
+    assert mine.reaches(theirs, 0.05)
+    assert mine.computed == 0
     for signature, text in ((mine, rule + " " + backups + " " + cache), (theirs, rule)):
         assert signature.signature() == minhash_signature(text)
     assert mine.computed == MINHASH_PERMUTATIONS
@@ -166,3 +168,38 @@ def test_a_text_is_hashed_once_a_partition_and_a_prefix_every_time(
         LazySignature(text[:40])
         LazySignature(text[:40])
         assert len(hashed) == 3  # a prefix has no partition: not memoised
+
+
+def residue_reaching(row: int, value: int) -> int:
+    """The residue that permutation ``row`` maps to ``value``."""
+    prime = int(minhash._PRIME)
+    a, b = int(minhash._A[row]), int(minhash._B[row])
+    return (value - b) * pow(a, -1, prime) % prime
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    plain=st.lists(st.integers(0, int(minhash._PRIME) - 1), min_size=1, max_size=300),
+    edges=st.lists(
+        st.tuples(
+            st.integers(0, MINHASH_PERMUTATIONS - 1),
+            st.sampled_from([0, 1, 2, 3, 5_000, 5_001, -1, -2, -3]),
+        ),
+        max_size=12,
+    ),
+    start=st.sampled_from([0, 32, 96, 127]),
+)
+def test_the_float_search_finds_each_exact_least_permuted_residue(
+    plain: list[int], edges: list[tuple[int, int]], start: int
+) -> None:
+    """Residues permuted to 0 and 1 (off by one in floating point) or to p - 1, and pairs a
+    unit apart, are among those the float search must not trust."""
+    prime = int(minhash._PRIME)
+    chosen = set(plain) | {residue_reaching(row, value % prime) for row, value in edges}
+    residues = np.array(sorted(chosen), dtype=np.uint32)
+    found = minhash._argmins(residues, start, MINHASH_PERMUTATIONS).tolist()
+    expected = [
+        min(range(len(residues)), key=lambda j: (int(a) * int(residues[j]) + int(b)) % prime)
+        for a, b in zip(minhash._A[start:], minhash._B[start:], strict=True)
+    ]
+    assert found == expected

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import pytest
 from context_strategies import ENGLISH_LINES, Corpus, corpora, make_evidence, policies
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphctx.context import Evidence, PackingPolicy, TokenCounter, pack_to_budget
+from graphctx.context import (
+    Evidence,
+    PackingPolicy,
+    TokenCounter,
+    blocks,
+    pack_to_budget,
+    truncation,
+)
+from graphctx.context.rendering import render_block
 from graphctx.context.tokens import FlooredTokenCounter, PureTiktokenCounter, TiktokenCounter
+from graphctx.contract import Freshness
 
 FLOORED: list[FlooredTokenCounter] = [
     TiktokenCounter("o200k_base").load(),
@@ -69,3 +79,29 @@ def test_once_the_budget_is_nearly_full_long_candidates_are_not_counted_whole() 
     assert any(any(text in counted for text in whole) for counted in plain.counted)
     assert not any(any(text in counted for text in whole) for counted in floored.counted)
     assert len(floored.counted) < len(plain.counted)
+
+
+def test_a_candidate_with_every_cut_over_the_room_is_not_cut_at_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    evidence = [  # each first sentence is 4 words or more
+        make_evidence(f"e{n}", " ".join(ENGLISH_LINES[n:]), document_id=f"d{n}", rank=n)
+        for n in range(len(ENGLISH_LINES))
+    ]
+    policy = PackingPolicy(near_duplicate_threshold=1.0)
+    counter = FLOORED[0]
+    budget = counter.count(render_block("S1", evidence[0].text, Freshness.CURRENT)) + 3
+    expected = pack_to_budget(evidence, budget, Counting(counter), policy)  # exact counts only
+    cut: list[str] = []
+    real = truncation.safe_cut_points
+
+    def cutting(text: str) -> list[int]:
+        cut.append(text)
+        return real(text)
+
+    monkeypatch.setattr(blocks, "safe_cut_points", cutting)
+    result = pack_to_budget(evidence, budget, counter, policy)
+    assert result == expected
+    assert len(result.blocks) == 1
+    assert result.dropped == {"over_budget": len(evidence) - 1}
+    assert cut == []  # a first sentence and the tags are over the room: no cut is looked for

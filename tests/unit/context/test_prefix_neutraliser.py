@@ -21,6 +21,7 @@ from graphctx.context.delimiters import (
     neutralise_delimiters,
 )
 from graphctx.context.reading import _VETTED, Reading, read, reads_as
+from graphctx.context.token_floor import counted_words, split_not_white_space
 
 
 def reference_read(text: str) -> Reading:
@@ -107,3 +108,24 @@ def test_the_characters_the_look_alike_check_skips_never_read_as_a_bracket() -> 
     for char in skipped:
         reading = reads_as(char)
         assert char == "<" or ("<" not in reading and "[" not in reading), hex(ord(char))
+
+
+@settings(max_examples=400, deadline=None)
+@given(mixed | quiet | st.text(max_size=40))
+def test_a_neutralised_prefix_counts_the_words_the_prefix_counts(text: str) -> None:
+    """What the packer's bound on every prefix's floor relies on (``context/blocks.py``)."""
+    neutraliser = PrefixNeutraliser(text)
+    for length in range(len(text) + 1):
+        shown = neutraliser.prefix(length)
+        assert counted_words(shown) == counted_words(text[:length])
+        assert split_not_white_space(shown) == split_not_white_space(text[:length])
+
+
+def test_no_character_str_split_cuts_at_reads_as_a_bracket() -> None:
+    separators = [chr(code) for code in range(0x110000) if len(f"a{chr(code)}a".split()) == 2]
+    assert "\n" in separators
+    assert "\x1c" in separators
+    for char in [*separators, "/"]:
+        reading = reads_as(char)
+        assert "<" not in reading, hex(ord(char))
+        assert "[" not in reading, hex(ord(char))

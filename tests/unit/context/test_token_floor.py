@@ -7,7 +7,12 @@ from context_strategies import SEGMENTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphctx.context.token_floor import SPLIT_NOT_WHITE_SPACE, pretoken_floor
+from graphctx.context.token_floor import (
+    SPLIT_NOT_WHITE_SPACE,
+    counted_words,
+    pretoken_floor,
+    split_not_white_space,
+)
 from graphctx.context.tokens import (
     ExactEncoding,
     FlooredTokenCounter,
@@ -102,3 +107,12 @@ def test_a_word_of_slashes_can_share_the_token_of_the_word_before() -> None:
     text = ".\n/"
     assert len(text.split()) == 2 > o200k.count(text) == 1  # why such words are left out
     assert pretoken_floor(".\n/") == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, texts)
+def test_counted_words_never_decrease_as_text_is_appended(text: str, more: str) -> None:
+    joined = text + more
+    counts = [counted_words(joined[:length]) for length in range(len(joined) + 1)]
+    assert counts == sorted(counts)
+    assert pretoken_floor(text) == max(0, counts[len(text)] - split_not_white_space(text))
