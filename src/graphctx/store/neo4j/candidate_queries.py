@@ -85,16 +85,23 @@ CALL (terms) {{
          reduce(total = 0, s IN sets | total + coalesce(s.total_length, 0)) AS visible_length,
          size([s IN sets WHERE s.total_length IS NULL])
          + CASE WHEN EXISTS {{ MATCH (:TermCount) }} THEN 1 ELSE 0 END AS unmigrated
-    RETURN text_keys, text_visible, visible_length, unmigrated,
-           [t IN terms | reduce(held = 0, chunks IN COLLECT {{
+    WITH text_keys, text_visible, visible_length, unmigrated, [t IN terms | COLLECT {{
                MATCH (x:Term {{namespace: $namespace, term: t}})
                UNWIND range(0, size(x.scope_sets) - 1) AS i
                WITH x, i
                WHERE x.scope_sets[i] IN text_keys
-               RETURN x.chunks[i] AS chunks
-           }} | held + chunks)] AS holding
+               RETURN [x.chunks[i], coalesce(x.peaks[i], -1), coalesce(x.shortest[i], 0)]
+           }}] AS entries
+    RETURN text_keys, text_visible, visible_length, unmigrated,
+           [e IN entries | reduce(held = 0, x IN e | held + x[0])] AS holding,
+           [e IN entries | reduce(most = 0, x IN e |
+               CASE WHEN most < 0 OR x[1] < 0 THEN -1 WHEN x[1] > most THEN x[1] ELSE most END)]
+           AS peak,
+           [e IN entries | reduce(least = -1, x IN e |
+               CASE WHEN least < 0 OR x[2] < least THEN x[2] ELSE least END)] AS shortest
 }}
 WITH n, keys, visible, terms, text_keys, text_visible, visible_length, unmigrated, holding,
+     peak, shortest,
      text_visible - reduce(most = 0, h IN holding | CASE WHEN h > most THEN h ELSE most END)
      < reduce(total = 0, h IN holding | total + h) AS complement
 CALL (text_keys, text_visible, complement) {{
@@ -106,20 +113,29 @@ CALL (text_keys, text_visible, complement) {{
     WHERE node.acl_key IN text_keys
     RETURN count(node) AS matched, sum(node.length) AS matched_length
 }}
-WITH n, keys, visible, terms, text_keys, unmigrated, holding,
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, peak, shortest,
      CASE WHEN complement THEN text_visible - matched ELSE matched END AS pool_size,
      CASE WHEN complement THEN visible_length - matched_length ELSE matched_length END
      AS total_length
-WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length,
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, peak, shortest, pool_size,
+     total_length,
      toFloat(total_length) / CASE pool_size WHEN 0 THEN 1 ELSE pool_size END AS average_length,
      [held IN holding | log((visible - held + 0.5) / (held + 0.5))] AS raw_idf
-WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length,
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, peak, shortest, pool_size,
+     total_length,
      CASE WHEN average_length < 1e-9 THEN 1e-9 ELSE average_length END AS average_length,
      [x IN raw_idf | CASE WHEN x < 1e-6 THEN 1e-6 ELSE x END] AS idf
-WITH n, keys, visible, terms, text_keys, unmigrated, holding, pool_size, total_length, idf,
-     average_length, [x IN idf | x * ($k1 + 1)] AS bound, [t IN terms | ' ' + t + ' '] AS needles,
+WITH n, keys, visible, terms, text_keys, unmigrated, holding, peak, shortest, pool_size,
+     total_length, [x IN idf | x * ($k1 + 1)] AS bound, [t IN terms | ' ' + t + ' '] AS needles,
      [t IN terms | '  ' + t + ' '] AS marks,
      $k1 * (1 - $b) AS norm_base, $k1 * $b / average_length AS norm_step
+WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound,
+     needles, marks, norm_base, norm_step,
+     [i IN range(0, size(bound) - 1) | CASE
+         WHEN peak[i] < 0 THEN bound[i]
+         WHEN peak[i] = 0 THEN 0.0
+         ELSE bound[i] * peak[i] / (peak[i] + (norm_base + norm_step * shortest[i])) END]
+     AS ceiling
 CALL (text_keys, bound, needles, marks, norm_base, norm_step) {{
     WITH $lucene AS lucene
     WHERE lucene IS NOT NULL
@@ -132,23 +148,24 @@ CALL (text_keys, bound, needles, marks, norm_base, norm_step) {{
     RETURN collect(score) AS probed
 }}
 WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound,
-     needles, marks, norm_base, norm_step,
+     ceiling, needles, marks, norm_base, norm_step,
      CASE WHEN size(probed) >= $limit THEN probed[$limit - 1] * (1 - 1e-9) ELSE 0.0 END
      AS threshold
-WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound, needles,
-     marks, norm_base, norm_step, threshold,
-     [i IN range(0, size(bound) - 1) WHERE reduce(below = 0.0, j IN range(0, size(bound) - 1) |
-         below + CASE WHEN bound[j] < bound[i] OR (bound[j] = bound[i] AND j <= i)
-                      THEN bound[j] ELSE 0.0 END) > threshold] AS essential
-CALL (text_keys, bound, needles, marks, norm_base, norm_step, threshold, essential) {{
+WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound,
+     ceiling, needles, marks, norm_base, norm_step, threshold,
+     [i IN range(0, size(ceiling) - 1) WHERE reduce(below = 0.0,
+         j IN range(0, size(ceiling) - 1) | below + CASE
+             WHEN ceiling[j] < ceiling[i] OR (ceiling[j] = ceiling[i] AND j <= i)
+             THEN ceiling[j] ELSE 0.0 END) > threshold] AS essential
+CALL (text_keys, bound, ceiling, needles, marks, norm_base, norm_step, threshold, essential) {{
     WITH CASE $quoted WHEN '' THEN [] ELSE split($quoted, ' ') END AS quoted
     WITH $acl + ' +(' + reduce(q = '', i IN essential | q + ' ' + quoted[i]) + ')' AS lucene
     WHERE $lucene IS NOT NULL AND size(essential) > 0
     CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', lucene, {{limit: $pool}})
     YIELD node
     WHERE node.acl_key IN text_keys{_held("node")}
-    WHERE reduce(most = 0.0, i IN range(0, size(bound) - 1) |
-        most + CASE WHEN held[i] THEN bound[i] ELSE 0.0 END) > threshold{_scored("node")}
+    WHERE reduce(most = 0.0, i IN range(0, size(ceiling) - 1) |
+        most + CASE WHEN held[i] THEN ceiling[i] ELSE 0.0 END) > threshold{_scored("node")}
     ORDER BY score DESC, node.chunk_id
     LIMIT $view_pool
     MATCH (d:Document)-[:HAS_CHUNK]->(node)

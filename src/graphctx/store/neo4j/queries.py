@@ -188,6 +188,46 @@ CALL (c) {
 } IN TRANSACTIONS OF 1000 ROWS
 """
 
+# A Term written before ``peaks`` / ``shortest`` (text_statistics) gets them from its
+# holders, found through the full-text index (``terms:"term"``), counted as the read path
+# counts them (``repeats``, so BACKFILL_REPEATS runs first) and grouped by scope set. The SET
+# before the read takes the Term's write lock: a write holding it (its chunks not yet seen
+# here) ends first, or comes after and adds its own chunks to what is set here. A Term whose
+# scope set shows no holder (not expected) stays without them, on the plain bound.
+# Auto-commit (session.run).
+TERMS_WITHOUT_PEAKS: Final = """
+RETURN EXISTS { MATCH (t:Term) WHERE t.peaks IS NULL } AS left
+"""
+BACKFILL_TERM_PEAKS: Final = (
+    r"""
+MATCH (t:Term)
+WHERE t.peaks IS NULL
+CALL (t) {
+    SET t.peaks = [], t.shortest = []
+    WITH t, '  ' + t.term + ' ' AS mark,
+         'terms:"' + replace(replace(t.term, '\\', '\\\\'), '"', '\\"') + '"' AS lucene
+    CALL (t, mark, lucene) {
+        CALL db.index.fulltext.queryNodes('"""
+    + FULLTEXT_INDEX
+    + r"""', lucene)
+        YIELD node
+        WHERE node.namespace = t.namespace AND node.acl_key IN t.scope_sets
+        WITH node.acl_key AS key, coalesce(node.length, 0) AS length,
+             CASE WHEN node.repeats CONTAINS mark
+                  THEN toInteger(split(split(node.repeats, mark)[1], ' ')[0]) ELSE 1 END AS count
+        WITH key, max(count) AS peak, min(length) AS shortest
+        RETURN collect(key) AS keys, collect(peak) AS peaks, collect(shortest) AS lengths
+    }
+    WITH t, keys, peaks, lengths,
+         [key IN t.scope_sets | head([j IN range(0, size(keys) - 1) WHERE keys[j] = key])]
+         AS at
+    WITH t, CASE WHEN none(j IN at WHERE j IS NULL) THEN [j IN at | peaks[j]] END AS peaks,
+         CASE WHEN none(j IN at WHERE j IS NULL) THEN [j IN at | lengths[j]] END AS lengths
+    SET t.peaks = peaks, t.shortest = lengths
+} IN TRANSACTIONS OF 500 ROWS
+"""
+)
+
 SHOW_GRAPHCTX_INDEXES: Final = """
 SHOW INDEXES YIELD name, type, labelsOrTypes, properties, options, state
 WHERE name STARTS WITH 'graphctx_'
@@ -303,19 +343,37 @@ DELETE s
 
 # One statement per batch: the deltas summed in Python, one row per term (sorted, so the
 # Term locks are taken in one order): ``keys`` the scope sets whose count moves, ``delta``
-# their change by key. A Term keeps the scope sets holding it (count > 0) and their counts.
+# their change by key, ``peak`` / ``shortest`` the joining chunks' largest count of the term
+# and shortest length by key. A Term keeps the scope sets holding it (count > 0), their
+# counts, and, unless it was written before them (text_statistics), each set's largest count
+# and shortest length so far: they only grow / shrink, so a chunk leaving keeps them bounds.
 ADJUST_TERM_COUNTS: Final = """
 UNWIND $terms AS row
 MERGE (t:Term {namespace: $namespace, term: row.term})
-ON CREATE SET t.scope_sets = [], t.chunks = []
+ON CREATE SET t.scope_sets = [], t.chunks = [], t.peaks = [], t.shortest = []
 WITH t, row, [key IN row.keys WHERE NOT key IN t.scope_sets] AS added
 WITH t, t.scope_sets + added AS keys,
      [i IN range(0, size(t.scope_sets) - 1)
       | t.chunks[i] + coalesce(row.delta[t.scope_sets[i]], 0)]
-     + [key IN added | row.delta[key]] AS counts
+     + [key IN added | row.delta[key]] AS counts,
+     CASE WHEN t.peaks IS NOT NULL THEN
+         [i IN range(0, size(t.scope_sets) - 1)
+          | CASE WHEN coalesce(row.peak[t.scope_sets[i]], 0) > t.peaks[i]
+                 THEN row.peak[t.scope_sets[i]] ELSE t.peaks[i] END]
+         + [key IN added | coalesce(row.peak[key], 0)] END AS peaks,
+     CASE WHEN t.peaks IS NOT NULL THEN
+         [i IN range(0, size(t.scope_sets) - 1)
+          | CASE WHEN coalesce(row.shortest[t.scope_sets[i]], t.shortest[i]) < t.shortest[i]
+                 THEN row.shortest[t.scope_sets[i]] ELSE t.shortest[i] END]
+         + [key IN added | coalesce(row.shortest[key], 0)] END AS shortest
 WITH t, [i IN range(0, size(keys) - 1) WHERE counts[i] > 0 | keys[i]] AS keys,
-     [count IN counts WHERE count > 0] AS counts
-SET t.scope_sets = keys, t.chunks = counts
+     [count IN counts WHERE count > 0] AS counts,
+     CASE WHEN peaks IS NOT NULL
+          THEN [i IN range(0, size(keys) - 1) WHERE counts[i] > 0 | peaks[i]] END AS peaks,
+     CASE WHEN peaks IS NOT NULL
+          THEN [i IN range(0, size(keys) - 1) WHERE counts[i] > 0 | shortest[i]] END
+     AS shortest
+SET t.scope_sets = keys, t.chunks = counts, t.peaks = peaks, t.shortest = shortest
 WITH t
 WHERE size(t.chunks) = 0
 DELETE t

@@ -6,7 +6,9 @@ declarations, and the write-time full-text statistics (``Chunk.length``,
 ``ScopeSet.total_length``, term counts); until then the read path refuses to score full text
 from a graph without them (``ConfigurationError``). Term counts kept in the older layout (one
 ``TermCount`` node per scope set and term) are converted to ``Term`` nodes by every init that
-finds one left (an interrupted conversion resumes; reads are refused until it is done). After
+finds one left (an interrupted conversion resumes; reads are refused until it is done), and so
+are a chunk written before ``repeats`` and a Term before its per-scope-set peaks (read on
+the plain bound until then). After
 creating, init waits until the indexes are online and checks that an index with a graphctx name
 really has graphctx's definition (an operator-made index with the same name but another analyser
 or filter would silently break search or the ACL filter).
@@ -109,6 +111,12 @@ async def _backfill_repeats(session: neo4j.AsyncSession) -> None:
         await (await session.run(queries.BACKFILL_REPEATS)).consume()
 
 
+async def _backfill_term_peaks(session: neo4j.AsyncSession) -> None:
+    result = await session.run(queries.TERMS_WITHOUT_PEAKS)
+    if (await result.single(strict=True))["left"]:
+        await (await session.run(queries.BACKFILL_TERM_PEAKS)).consume()
+
+
 async def init_schema(driver: neo4j.AsyncDriver, database: str) -> SchemaReport:
     """Create missing constraints and indexes, wait until online, verify the definitions.
 
@@ -136,4 +144,5 @@ async def init_schema(driver: neo4j.AsyncDriver, database: str) -> SchemaReport:
             rows = await _graphctx_indexes(session)
         await _convert_legacy_term_counts(session)
         await _backfill_repeats(session)
+        await _backfill_term_peaks(session)
     return SchemaReport(version, edition, verify_indexes(rows), tuple(missing))

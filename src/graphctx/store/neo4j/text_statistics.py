@@ -7,8 +7,13 @@ so the sums are kept per scope set, in the transaction that writes, re-scopes or
 chunk:
 
 - ``ScopeSet.chunk_count`` and ``ScopeSet.total_length`` (sum of ``Chunk.length``);
-- ``(:Term {namespace, term, scope_sets, chunks})``, one per term of a namespace: the scope
-  sets with chunks holding ``term`` and, at the same place in ``chunks``, how many do.
+- ``(:Term {namespace, term, scope_sets, chunks, peaks, shortest})``, one per term of a
+  namespace: the scope sets with chunks holding ``term`` and, at the same place in
+  ``chunks``, how many do, in ``peaks`` the largest count of ``term`` in one of those chunks
+  and in ``shortest`` the shortest of their lengths. ``peaks`` and ``shortest`` only grow
+  and shrink (a chunk leaving keeps them): bounds, not exact values, for the read path's
+  MaxScore (``candidate_queries``). A Term written before them has neither (nor gets them
+  from a later write) until ``init_schema`` backfills it (``BACKFILL_TERM_PEAKS``).
 
 A read adds them up over the scope sets that intersect the caller's scopes: exact, and nothing
 hidden is counted. A batch's chunk changes are summed here, in Python (:class:`TextDeltas`),
@@ -55,14 +60,21 @@ class TextDeltas:
     chunks: Counter[str] = field(default_factory=Counter)
     lengths: Counter[str] = field(default_factory=Counter)
     terms: Counter[tuple[str, str]] = field(default_factory=Counter)
+    peaks: dict[tuple[str, str], int] = field(default_factory=dict)  # joining chunks' largest
+    shortest: dict[tuple[str, str], int] = field(default_factory=dict)  # and shortest length
     scopes_of: dict[str, list[str]] = field(default_factory=dict)
 
     def move(self, key: str, terms: str, sign: int) -> None:
         """One chunk with stored ``terms`` joins (``sign`` = 1) or leaves (-1) the set ``key``."""
+        length = term_length(terms)
         self.chunks[key] += sign
-        self.lengths[key] += sign * term_length(terms)
-        for term in set(terms.split(" ")) - {""}:
+        self.lengths[key] += sign * length
+        for term, count in Counter(term for term in terms.split(" ") if term).items():
             self.terms[(key, term)] += sign
+            if sign > 0:
+                pair = (key, term)
+                self.peaks[pair] = max(self.peaks.get(pair, 0), count)
+                self.shortest[pair] = min(self.shortest.get(pair, length), length)
 
     def scope_set_rows(self) -> list[dict[str, Any]]:
         keys = sorted(set(self.chunks) | set(self.lengths))
@@ -78,16 +90,27 @@ class TextDeltas:
         ]
 
     def term_rows(self) -> list[dict[str, Any]]:
-        """One row per term whose counts move, sorted by term: ``keys`` (sorted) and
-        ``delta`` (key -> change)."""
+        """One row per term whose counts move or that a chunk joins with (a chunk may replace
+        one of the same terms), sorted by term: ``keys`` (sorted), ``delta`` (key -> change),
+        and of the joining chunks ``peak`` (key -> largest count) and ``shortest`` (key ->
+        shortest length)."""
         by_term: dict[str, dict[str, int]] = {}
         for (key, term), delta in self.terms.items():
-            if delta:
+            if delta or (key, term) in self.peaks:
                 by_term.setdefault(term, {})[key] = delta
-        return [
-            {"term": term, "keys": sorted(deltas), "delta": deltas}
-            for term, deltas in sorted(by_term.items())
-        ]
+        rows = []
+        for term, deltas in sorted(by_term.items()):
+            joined = [key for key in deltas if (key, term) in self.peaks]
+            rows.append(
+                {
+                    "term": term,
+                    "keys": sorted(deltas),
+                    "delta": deltas,
+                    "peak": {key: self.peaks[(key, term)] for key in joined},
+                    "shortest": {key: self.shortest[(key, term)] for key in joined},
+                }
+            )
+        return rows
 
     async def apply(self, tx: neo4j.AsyncManagedTransaction, namespace: str) -> None:
         """Write the summed changes in the caller's transaction: two statements at most."""
