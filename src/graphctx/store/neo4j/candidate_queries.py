@@ -129,7 +129,7 @@ WITH n, keys, visible, terms, text_keys, unmigrated, holding, peak, shortest, po
      total_length, [x IN idf | x * ($k1 + 1)] AS bound, [t IN terms | ' ' + t + ' '] AS needles,
      [t IN terms | '  ' + t + ' '] AS marks,
      $k1 * (1 - $b) AS norm_base, $k1 * $b / average_length AS norm_step
-WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound,
+WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound, peak,
      needles, marks, norm_base, norm_step,
      [i IN range(0, size(bound) - 1) | CASE
          WHEN peak[i] < 0 THEN bound[i]
@@ -148,24 +148,53 @@ CALL (text_keys, bound, needles, marks, norm_base, norm_step) {{
     RETURN collect(score) AS probed
 }}
 WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound,
-     ceiling, needles, marks, norm_base, norm_step,
+     ceiling, peak, needles, marks, norm_base, norm_step,
      CASE WHEN size(probed) >= $limit THEN probed[$limit - 1] * (1 - 1e-9) ELSE 0.0 END
      AS threshold
 WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound,
-     ceiling, needles, marks, norm_base, norm_step, threshold,
-     [i IN range(0, size(ceiling) - 1) WHERE reduce(below = 0.0,
-         j IN range(0, size(ceiling) - 1) | below + CASE
-             WHEN ceiling[j] < ceiling[i] OR (ceiling[j] = ceiling[i] AND j <= i)
-             THEN ceiling[j] ELSE 0.0 END) > threshold] AS essential
-CALL (text_keys, bound, ceiling, needles, marks, norm_base, norm_step, threshold, essential) {{
+     ceiling, peak, needles, marks, norm_base, norm_step, threshold,
+     [i IN range(0, size(ceiling) - 1) | [j IN range(0, size(ceiling) - 1)
+         WHERE ceiling[j] > 0.0
+           AND (ceiling[j] < ceiling[i] OR (ceiling[j] = ceiling[i] AND j > i))]] AS weaker
+WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound,
+     ceiling, peak, needles, marks, norm_base, norm_step, threshold, weaker,
+     [w IN weaker | reduce(below = 0.0, j IN w | below + ceiling[j])] AS tail
+WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound,
+     ceiling, peak, needles, marks, norm_base, norm_step, threshold, weaker, tail,
+     [i IN range(0, size(ceiling) - 1) WHERE ceiling[i] + tail[i] > threshold] AS essential
+WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound,
+     ceiling, peak, needles, marks, norm_base, norm_step, threshold, weaker, tail, essential,
+     [i IN range(0, size(ceiling) - 1) | [j IN weaker[i]
+         WHERE ceiling[i] + ceiling[j] + tail[j] > threshold]] AS second
+WITH n, keys, visible, text_keys, unmigrated, holding, pool_size, total_length, bound,
+     ceiling, peak, needles, marks, norm_base, norm_step, threshold, weaker, tail, essential,
+     second, reduce(leaves = 0, i IN essential | leaves + 1 + reduce(inner = 0, j IN second[i] |
+         inner + 1 + size(weaker[j]))) <= $clauses AS nested
+CALL (text_keys, bound, ceiling, peak, needles, marks, norm_base, norm_step, threshold,
+      weaker, essential, second, nested) {{
     WITH CASE $quoted WHEN '' THEN [] ELSE split($quoted, ' ') END AS quoted
-    WITH $acl + ' +(' + reduce(q = '', i IN essential | q + ' ' + quoted[i]) + ')' AS lucene
+    WITH quoted, [i IN essential | CASE
+            WHEN ceiling[i] > threshold THEN quoted[i]
+            WHEN NOT nested
+            THEN '(+' + quoted[i] + ' +(' + reduce(w = '', j IN weaker[i] | w + ' ' + quoted[j])
+                 + '))'
+            ELSE '(+' + quoted[i] + ' +(' + reduce(w = '', j IN second[i] | w + ' ' + CASE
+                WHEN ceiling[i] + ceiling[j] > threshold THEN quoted[j]
+                ELSE '(+' + quoted[j] + ' +('
+                     + reduce(v = '', l IN weaker[j] | v + ' ' + quoted[l]) + '))' END)
+                 + '))' END] AS clauses
+    WITH $acl + ' +(' + reduce(q = '', clause IN clauses | q + ' ' + clause) + ')' AS lucene
     WHERE $lucene IS NOT NULL AND size(essential) > 0
     CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', lucene, {{limit: $pool}})
     YIELD node
     WHERE node.acl_key IN text_keys{_held("node")}
-    WHERE reduce(most = 0.0, i IN range(0, size(ceiling) - 1) |
-        most + CASE WHEN held[i] THEN ceiling[i] ELSE 0.0 END) > threshold{_scored("node")}
+    WITH node, held, norm_base + norm_step * node.length AS norm
+    WHERE reduce(most = 0.0, i IN range(0, size(bound) - 1) | most + CASE
+        WHEN NOT held[i] THEN 0.0
+        WHEN peak[i] < 0 THEN bound[i]
+        ELSE bound[i] * peak[i] / (peak[i] + norm) END) > threshold{_scored("node")}
+    WITH node, frequencies, score
+    WHERE score > threshold
     ORDER BY score DESC, node.chunk_id
     LIMIT $view_pool
     MATCH (d:Document)-[:HAS_CHUNK]->(node)

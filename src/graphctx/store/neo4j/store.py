@@ -107,6 +107,9 @@ FULLTEXT_POOL = 10_000
 # Visible Lucene matches probed per hit asked for, to set the threshold that prunes terms
 # (candidate_queries.FULLTEXT_CALLS); any number gives the same hits, a better threshold fewer rows.
 FULLTEXT_PROBE_FACTOR = 2
+# The most term clauses of the essential pool's nested Lucene query (candidate_queries);
+# a longer query asks for the holders of each essential term with one weaker term.
+FULLTEXT_NESTED_CLAUSES = 512
 # search_candidates returns this many best full-text matches per hit asked for (by the same
 # BM25 in Cypher), which Python re-scores exactly: a margin for last-bit differences.
 LEXICAL_VIEW_MARGIN = 2
@@ -604,6 +607,7 @@ class Neo4jGraphStore:
             "acl": "" if lucene is None else acl.acl_clause(namespace, scopes),
             "probe": limit * FULLTEXT_PROBE_FACTOR,
             "pool": FULLTEXT_POOL,
+            "clauses": FULLTEXT_NESTED_CLAUSES,
             "terms": " ".join(terms),
             "quoted": " ".join(acl.quoted_term(term) for term in terms),
             "k1": BM25_K1,
