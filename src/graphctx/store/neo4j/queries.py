@@ -13,8 +13,10 @@ Graph layout (all nodes carry ``namespace``; nothing is shared across namespaces
                                     embedding: a float32 array; repeats: the terms that
                                     occur more than once, with their counts
     (:ScopeSet {key, namespace, scopes, chunk_count, total_length})   one per distinct scope set
-    (:Term {namespace, term, scope_sets, chunks})   per term, the scope sets holding it and
-                                    how many of their chunks do (parallel lists: BM25's n(t))
+    (:Term {namespace, term, scope_sets, chunks, peaks, shortest})   per term, the scope sets
+                                    holding it and how many of their chunks do (parallel
+                                    lists: BM25's n(t)), with a bound on its count in one of
+                                    them and on their shortest length (MaxScore's bounds)
     (:Knowledge {namespace, node_id, kind, node_type, name, description})
         -[:FROM_CHUNK {link, role}]-> (:Chunk)
     (:Knowledge) -[:DECLARED]-> (:Declaration {namespace, declaration, keys, node_type, home})
