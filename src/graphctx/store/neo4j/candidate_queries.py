@@ -62,15 +62,23 @@ def _scored(node: str) -> str:
 #   count and length are taken from the scope sets' chunk_count and total_length;
 # - the hits are the exact top $limit by MaxScore: Lucene's best $probe visible matches (its
 #   index-wide ranking only chooses which rows are probed) give a threshold, the $limit-th
-#   best visible score; a chunk holding only terms whose upper bounds (idf * (k1 + 1)) add up
-#   to at most the threshold cannot reach the top $limit, so only the chunks holding a
-#   remaining ("essential") term are read (up to $pool, R4); of those, only a chunk whose own
-#   bound (the bounds of the query terms its stored terms hold, found by CONTAINS, a cheap
-#   test against counting each term) exceeds the threshold is scored, counting only the terms
-#   it holds (measured: about a third of the essential chunks at 10k with all scopes). Of
-#   those, the $view_pool best leave the server and Python re-scores them exactly ($view_pool
-#   is a margin over the limit for last-bit differences; every chunk that can reach the
-#   top $limit, a score above the threshold and so a bound above it, is among them).
+#   best visible score. A term's ``ceiling`` bounds its score in any visible chunk:
+#   idf * m * (k1 + 1) / (m + k1 * (1 - b + b * L / avgdl)), with m the largest count of the
+#   term in one chunk and L the shortest holder, both over the visible scope sets' entries
+#   only (the Term's ``peaks`` and ``shortest``, bounds kept at write time), or
+#   idf * (k1 + 1) when a visible entry has none (a Term written before them). With the
+#   terms ordered by ceiling, a chunk whose held terms' ceilings add up to at most the
+#   threshold cannot reach the top $limit; one that can holds an essential term t (its
+#   strongest held term: t's ceiling plus those of the weaker terms exceeds the threshold)
+#   and, when t's ceiling alone does not, a weaker term u too (and, when t's and u's do not,
+#   a term weaker than u). Lucene is asked for exactly those combinations (``clauses``; one
+#   level only past $clauses term clauses), up to $pool rows (R4). Of those, only a chunk
+#   whose own bound (the ceilings of the terms its stored terms hold, found by CONTAINS, a
+#   cheap test against counting each term, with its own length for L) exceeds the threshold
+#   is scored, and only a score above the threshold is kept. Of those, the $view_pool best
+#   leave the server and Python re-scores them exactly ($view_pool is a margin over the
+#   limit for last-bit differences; every chunk that can reach the top $limit, a score above
+#   the threshold, is among them).
 # Lucene is only asked for visible chunks ($acl, the +acl_terms clause), every row is checked
 # against the visible scope sets (``acl_key``, written with the document's scopes), and the
 # rows that leave the server against their document's scopes too. $terms and $quoted (the
