@@ -7,9 +7,10 @@ before a document id it already holds: a later write of an id must see the earli
 result (its compare-and-set expectation), which is known only once that batch is written.
 
 ``embed_sources`` runs in a worker thread: it chunks each document with exact spans and embeds
-every chunk of the batch in one ``embed_documents`` call. The pipeline runs ``embed_workers()``
-of these at once (the offline embedders release the GIL in numpy / their C engine), while the
-batch before them is written.
+the batch's documents together (``graphctx.embed.port.embed_each``), every document's vectors
+bitwise as its own call gives them. The pipeline runs ``embed_workers()`` of these at once
+(the offline embedders release the GIL in numpy / their C engine), while the batch before
+them is written.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from graphctx.embed.port import Embedder
+from graphctx.embed.port import Embedder, embed_each
 from graphctx.ingest.chunking import chunk_document
 from graphctx.ingest.source import SourceDocument
 from graphctx.store.records import NewChunk, NewDocument
@@ -86,17 +87,16 @@ def embed_sources(sources: Sequence[SourceDocument], embedder: Embedder) -> list
     """Every document's chunks, exact spans, embedded (run in a worker thread): everything a
     version writes besides the document row, before its transaction opens.
 
-    One embedder call per document, never one per batch: an embedder's last bits depend on
-    which texts share its matrix products, so a document's vectors must not depend on the
-    other documents that happened to be ingested with it."""
-    chunks: list[list[NewChunk]] = []
-    for source in sources:
-        spans = chunk_document(source)
-        vectors = embedder.embed_documents([span.text for span in spans])
-        chunks.append(
-            [
-                NewChunk(s.ordinal, s.start_char, s.end_char, s.text, vectors[i], s.heading_path)
-                for i, s in enumerate(spans)
-            ]
-        )
-    return chunks
+    A document's vectors must not depend on the other documents that happened to be ingested
+    with it (an embedder's last bits depend on which texts share its matrix products), so
+    each document gets the vectors of its own embedder call, every bit: ``embed_each`` shares
+    calls only where the embedder can keep those bits."""
+    spans_of = [chunk_document(source) for source in sources]
+    vectors_of = embed_each(embedder, [[span.text for span in spans] for spans in spans_of])
+    return [
+        [
+            NewChunk(s.ordinal, s.start_char, s.end_char, s.text, vectors[i], s.heading_path)
+            for i, s in enumerate(spans)
+        ]
+        for spans, vectors in zip(spans_of, vectors_of, strict=True)
+    ]
