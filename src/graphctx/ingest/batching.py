@@ -6,8 +6,11 @@ ends once it holds ``BATCH_CHARS`` characters of text or ``BATCH_DOCUMENTS`` doc
 before a document id it already holds: a later write of an id must see the earlier one's
 result (its compare-and-set expectation), which is known only once that batch is written.
 
-``embed_sources`` runs in a worker thread: it chunks each document with exact spans and embeds
-the batch's documents together (``graphctx.embed.port.embed_each``), every document's vectors
+A batch is embedded in slices of about ``EMBED_CHARS`` characters (``embed_slices``), one
+worker task each, so both cores stay busy to the end of the input (a batch's embedding takes
+about a second: the last one alone on one core left the other idle that long). Each slice runs
+``embed_sources`` in a worker thread: it chunks each document with exact spans and embeds the
+slice's documents together (``graphctx.embed.port.embed_each``), every document's vectors
 bitwise as its own call gives them. The pipeline runs ``embed_workers()`` of these at once
 (the offline embedders release the GIL in numpy / their C engine), while the batch before
 them is written.
@@ -28,15 +31,18 @@ from graphctx.store.records import NewChunk, NewDocument
 __all__ = [
     "BATCH_CHARS",
     "BATCH_DOCUMENTS",
+    "EMBED_CHARS",
     "MAX_EMBED_WORKERS",
     "BatchCutter",
     "PendingDocument",
+    "embed_slices",
     "embed_sources",
     "embed_workers",
 ]
 
 BATCH_CHARS: Final = 64_000  # text per batch: about 50-130 chunks of the default chunk size
 BATCH_DOCUMENTS: Final = 256  # documents per batch (short records)
+EMBED_CHARS: Final = 16_000  # text per embedding task: a quarter of a batch, ~0.25 s of work
 MAX_EMBED_WORKERS: Final = 4  # embedding threads at most, whatever the core count
 
 
@@ -81,6 +87,22 @@ class BatchCutter:
         batch = self._batch
         self._batch, self._chars, self._ids = [], 0, set()
         return batch
+
+
+def embed_slices(
+    batch: Sequence[PendingDocument], max_chars: int = EMBED_CHARS
+) -> list[list[SourceDocument]]:
+    """A batch's documents, in order, cut into embedding tasks: each ends once it holds
+    ``max_chars`` characters of text (the last one may hold less)."""
+    slices: list[list[SourceDocument]] = [[]]
+    held = 0
+    for pending in batch:
+        if held >= max_chars:
+            slices.append([])
+            held = 0
+        slices[-1].append(pending.source)
+        held += len(pending.source.text)
+    return slices if slices[0] else []
 
 
 def embed_sources(sources: Sequence[SourceDocument], embedder: Embedder) -> list[list[NewChunk]]:
