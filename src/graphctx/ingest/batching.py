@@ -6,10 +6,14 @@ ends once it holds ``BATCH_CHARS`` characters of text or ``BATCH_DOCUMENTS`` doc
 before a document id it already holds: a later write of an id must see the earlier one's
 result (its compare-and-set expectation), which is known only once that batch is written.
 
-``embed_sources`` runs in a worker thread: it chunks each document with exact spans and embeds
-every chunk of the batch in one ``embed_documents`` call. The pipeline runs ``embed_workers()``
-of these at once (the offline embedders release the GIL in numpy / their C engine), while the
-batch before them is written.
+A batch is embedded in slices of about ``EMBED_CHARS`` characters (``embed_slices``), one
+worker task each, so both cores stay busy to the end of the input (a batch's embedding takes
+about a second: the last one alone on one core left the other idle that long). Each slice runs
+``embed_sources`` in a worker thread: it chunks each document with exact spans and embeds the
+slice's documents together (``graphctx.embed.port.embed_each``), every document's vectors
+bitwise as its own call gives them. The pipeline runs ``embed_workers()`` of these at once
+(the offline embedders release the GIL in numpy / their C engine), while the batch before
+them is written.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from graphctx.embed.port import Embedder
+from graphctx.embed.port import Embedder, embed_each
 from graphctx.ingest.chunking import chunk_document
 from graphctx.ingest.source import SourceDocument
 from graphctx.store.records import NewChunk, NewDocument
@@ -27,15 +31,18 @@ from graphctx.store.records import NewChunk, NewDocument
 __all__ = [
     "BATCH_CHARS",
     "BATCH_DOCUMENTS",
+    "EMBED_CHARS",
     "MAX_EMBED_WORKERS",
     "BatchCutter",
     "PendingDocument",
+    "embed_slices",
     "embed_sources",
     "embed_workers",
 ]
 
 BATCH_CHARS: Final = 64_000  # text per batch: about 50-130 chunks of the default chunk size
 BATCH_DOCUMENTS: Final = 256  # documents per batch (short records)
+EMBED_CHARS: Final = 16_000  # text per embedding task: a quarter of a batch, ~0.25 s of work
 MAX_EMBED_WORKERS: Final = 4  # embedding threads at most, whatever the core count
 
 
@@ -82,21 +89,36 @@ class BatchCutter:
         return batch
 
 
+def embed_slices(
+    batch: Sequence[PendingDocument], max_chars: int = EMBED_CHARS
+) -> list[list[SourceDocument]]:
+    """A batch's documents, in order, cut into embedding tasks: each ends once it holds
+    ``max_chars`` characters of text (the last one may hold less)."""
+    slices: list[list[SourceDocument]] = [[]]
+    held = 0
+    for pending in batch:
+        if held >= max_chars:
+            slices.append([])
+            held = 0
+        slices[-1].append(pending.source)
+        held += len(pending.source.text)
+    return slices if slices[0] else []
+
+
 def embed_sources(sources: Sequence[SourceDocument], embedder: Embedder) -> list[list[NewChunk]]:
     """Every document's chunks, exact spans, embedded (run in a worker thread): everything a
     version writes besides the document row, before its transaction opens.
 
-    One embedder call per document, never one per batch: an embedder's last bits depend on
-    which texts share its matrix products, so a document's vectors must not depend on the
-    other documents that happened to be ingested with it."""
-    chunks: list[list[NewChunk]] = []
-    for source in sources:
-        spans = chunk_document(source)
-        vectors = embedder.embed_documents([span.text for span in spans])
-        chunks.append(
-            [
-                NewChunk(s.ordinal, s.start_char, s.end_char, s.text, vectors[i], s.heading_path)
-                for i, s in enumerate(spans)
-            ]
-        )
-    return chunks
+    A document's vectors must not depend on the other documents that happened to be ingested
+    with it (an embedder's last bits depend on which texts share its matrix products), so
+    each document gets the vectors of its own embedder call, every bit: ``embed_each`` shares
+    calls only where the embedder can keep those bits."""
+    spans_of = [chunk_document(source) for source in sources]
+    vectors_of = embed_each(embedder, [[span.text for span in spans] for spans in spans_of])
+    return [
+        [
+            NewChunk(s.ordinal, s.start_char, s.end_char, s.text, vectors[i], s.heading_path)
+            for i, s in enumerate(spans)
+        ]
+        for spans, vectors in zip(spans_of, vectors_of, strict=True)
+    ]

@@ -4,10 +4,10 @@ Idempotent: a document whose text and metadata are unchanged is skipped before e
 a changed one becomes a new version and its predecessor reads as stale. A bad file is
 reported with its reason and the rest proceeds; nothing is ever half-written.
 
-Throughput: documents go in batches (:mod:`graphctx.ingest.batching`) to embedding worker
-threads, a few batches ahead, while the batch before them is written in one transaction
-(``GraphStore.write_documents``). Batches depend on the input alone and are written in input
-order, so the store ends the same whatever the timing.
+Throughput: documents go in batches (:mod:`graphctx.ingest.batching`), each embedded as a few
+tasks by worker threads, a batch or two ahead, while the batch before them is written in one
+transaction (``GraphStore.write_documents``). Batches depend on the input alone and are
+written in input order, so the store ends the same whatever the timing.
 """
 
 from __future__ import annotations
@@ -32,7 +32,13 @@ from graphctx.contract.request import (
 )
 from graphctx.embed.port import Embedder
 from graphctx.errors import DocumentConflictError, InvalidDocumentError, InvalidRequestError
-from graphctx.ingest.batching import BatchCutter, PendingDocument, embed_sources, embed_workers
+from graphctx.ingest.batching import (
+    BatchCutter,
+    PendingDocument,
+    embed_slices,
+    embed_sources,
+    embed_workers,
+)
 from graphctx.ingest.extract.port import ExtractionInput, ExtractionReport, GraphExtractor
 from graphctx.ingest.loaders import load_path
 from graphctx.ingest.scope_ceiling import check_scope_ceiling, document_scopes
@@ -52,6 +58,7 @@ from graphctx.store.records import (
 )
 
 Chunks = tuple[tuple[str, str], ...]  # (chunk_id, text) of one version, in document order
+Embedded = asyncio.Future[list[list[NewChunk]]]  # one embedding task's documents' chunks
 
 GRAPH_CHECK_TIMEOUT_S = 30.0  # reading whether an unchanged document has its graph
 
@@ -208,7 +215,7 @@ Slot = tuple[IngestedDocument, Chunks | None] | FileError
 
 
 class _Run:
-    """One ingest's documents through pre-check, embedding (worker threads, a few batches
+    """One ingest's documents through pre-check, embedding (worker threads, a batch or two
     ahead) and batched writes, in input order (:mod:`graphctx.ingest.batching`)."""
 
     def __init__(
@@ -228,8 +235,7 @@ class _Run:
         self.slots = [None] * len(sources)
         loop = asyncio.get_running_loop()
         cutter = BatchCutter()
-        embedding: deque[tuple[list[PendingDocument], asyncio.Future[list[list[NewChunk]]]]]
-        embedding = deque()
+        embedding: deque[tuple[list[PendingDocument], list[Embedded]]] = deque()
         with ThreadPoolExecutor(self._workers, thread_name_prefix="graphctx-embed") as pool:
             try:
                 bar = tqdm(sources, desc="ingest", unit="doc", disable=not progress, leave=False)
@@ -237,8 +243,12 @@ class _Run:
                     pending = await self._pre_check(index, source, root)
                     for batch in [] if pending is None else cutter.add(pending):
                         embedding.append((batch, self._embed(loop, pool, batch)))
-                        # Write the oldest batch while the workers embed the next ones.
-                        while len(embedding) > self._workers:
+                        # Write the oldest batch once the batches after it hold a task for
+                        # every worker: the workers embed those while it is written.
+                        while (
+                            sum(len(tasks) for _, tasks in embedding) - len(embedding[0][1])
+                            >= self._workers
+                        ):
                             await self._write(*embedding.popleft())
                 last = cutter.flush()
                 if last:
@@ -246,17 +256,20 @@ class _Run:
                 while embedding:
                     await self._write(*embedding.popleft())
             finally:
-                for _, future in embedding:
-                    future.cancel()
+                for _, tasks in embedding:
+                    for task in tasks:
+                        task.cancel()
 
     def _embed(
         self,
         loop: asyncio.AbstractEventLoop,
         pool: ThreadPoolExecutor,
         batch: list[PendingDocument],
-    ) -> asyncio.Future[list[list[NewChunk]]]:
-        sources = [pending.source for pending in batch]
-        return loop.run_in_executor(pool, embed_sources, sources, self.embedder)
+    ) -> list[Embedded]:
+        return [
+            loop.run_in_executor(pool, embed_sources, sources, self.embedder)
+            for sources in embed_slices(batch)
+        ]
 
     async def _pre_check(
         self, index: int, source: SourceDocument, root: Path
@@ -301,10 +314,8 @@ class _Run:
         if self.expectations is not None:
             self.expectations[document_id] = Expectation(latest)
 
-    async def _write(
-        self, batch: list[PendingDocument], embedded: asyncio.Future[list[list[NewChunk]]]
-    ) -> None:
-        chunks_of = await embedded
+    async def _write(self, batch: list[PendingDocument], tasks: list[Embedded]) -> None:
+        chunks_of = [chunks for task in tasks for chunks in await task]
         writes: list[DocumentWrite] = []
         written: list[tuple[PendingDocument, list[NewChunk]]] = []
         for pending, chunks in zip(batch, chunks_of, strict=True):

