@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphctx.context import minhash
+from graphctx.context import dedup, minhash
 from graphctx.context.minhash import (
     HEAD_PERMUTATIONS,
     MINHASH_PERMUTATIONS,
@@ -242,3 +242,10 @@ def test_residues_above_a_minimum_are_counted_exactly(
         for i in ordered.tolist()
     )
     assert found == expected
+
+
+@given(threshold=st.floats(min_value=0.0, max_value=1.0) | st.sampled_from([0.75, 0.8, 1.0]))
+def test_the_packer_opens_exactly_the_pairs_the_head_bound_leaves_open(threshold: float) -> None:
+    needed = dedup._head_needed(threshold)
+    for bound in range(HEAD_PERMUTATIONS + 1):
+        assert (bound >= needed) is minhash.may_reach(bound, HEAD_PERMUTATIONS, threshold)
