@@ -17,6 +17,7 @@ duplicate of something that did not fit is still eligible):
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -44,6 +45,16 @@ def _unusable(item: PackableEvidence) -> DropReason | None:
     if not item.text.strip():
         return DropReason.EMPTY
     return None
+
+
+@functools.cache
+def _head_needed(threshold: float) -> int:
+    """The fewest of a packed block's first minima reached at a candidate's residues with
+    which the pair may still reach ``threshold`` (``may_reach`` grows with that count)."""
+    return next(
+        (n for n in range(HEAD_PERMUTATIONS + 1) if may_reach(n, HEAD_PERMUTATIONS, threshold)),
+        HEAD_PERMUTATIONS + 1,
+    )
 
 
 def drop_unusable_and_repeated(evidence: Iterable[E], dropped: Counter[str]) -> list[E]:
@@ -100,11 +111,14 @@ class DuplicateFilter:
             return None
         # Where each comparable block's first minima are reached, against this text's shingles,
         # in one array operation: for most blocks this bound alone rules the pair out.
-        head_bounds = np.count_nonzero(signature.holds(self._head_argmins()[comparable]), axis=1)
+        heads = self._head_argmins()
+        if len(comparable) < len(heads):
+            heads = heads[comparable]
+        head_bounds = np.count_nonzero(signature.holds(heads), axis=1)
         threshold = self.policy.near_duplicate_threshold
-        for at, bound in zip(comparable, head_bounds.tolist(), strict=True):
-            if may_reach(bound, HEAD_PERMUTATIONS, threshold) and signature.reaches(
-                self.packed[at].signature, threshold, bound
+        for row in np.flatnonzero(head_bounds >= _head_needed(threshold)).tolist():
+            if signature.reaches(
+                self.packed[comparable[row]].signature, threshold, int(head_bounds[row])
             ):
                 return DropReason.NEAR_DUPLICATE
         return None

@@ -54,9 +54,22 @@ def _coefficients() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
 
 
 _A, _B = _coefficients()
-_A_BY_P = _A.astype(np.float64) / float(_PRIME)  # a / p and b / p, correctly rounded
-_B_BY_P = _B.astype(np.float64) / float(_PRIME)
-_SLACK = 2.0**-19  # more than the float error of (a r + b) / p (see _argmins)
+
+
+def _fixed_point(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """``floor(v * 2**64 / p)`` of each ``v < p``: ``v / p`` in 64-bit fixed point."""
+    prime = int(_PRIME)
+    return np.array([(int(v) << 64) // prime for v in values], dtype=np.uint64)
+
+
+# See _fixed_fractions: a / p and b / p in fixed point, and the residue each permutation maps
+# to 0 (constants of the hash family, like _A and _B).
+_A_FIXED, _B_FIXED = _fixed_point(_A), _fixed_point(_B)
+_TO_ZERO = np.array(
+    [(-int(b)) * pow(int(a), -1, int(_PRIME)) % int(_PRIME) for a, b in zip(_A, _B, strict=True)],
+    dtype=np.uint32,
+)
+_WHOLE, _PART = divmod(1 << 64, int(_PRIME))  # 2**64 = _WHOLE * p + _PART
 
 
 def _normalise(text: str) -> str:
@@ -198,40 +211,12 @@ class LazySignature:
 
 def _argmins(residues: npt.NDArray[np.uint32], start: int, end: int) -> npt.NDArray[np.intp]:
     """For each permutation ``i`` in ``start..end``, the index of the residue ``r`` with the
-    least ``(a_i r + b_i) mod p``.
-
-    Found in floating point, without the 64-bit remainder: ``x = fl(fl(a/p) r) + fl(b/p)``
-    differs from ``(a r + b) / p`` by at most ``2**-20 + 2**-54 < _SLACK``: each of the
-    four operations is correctly rounded, to half a unit in the last place (``a/p`` and
-    ``b/p`` are below 1, so off by ``2**-54`` at most, ``r`` times as much in the product;
-    the product is below ``2**32``, rounded by ``2**-22``; the sum below ``2**33``, by
-    ``2**-21``). So
-    ``x - floor(x)`` (exact) is within ``_SLACK`` of ``t = ((a r + b) mod p) / p``, or, when
-    ``t`` is that close to 0 or 1, within ``_SLACK`` of ``t + 1`` or ``t - 1``. In a row whose
-    least such fraction is at least ``_SLACK``, with no other within ``2 * _SLACK`` of it and
-    none above ``1 - _SLACK``, no fraction is off by one, and the least one's ``t`` is below
-    every other's: it is the exact minimum (the residues are distinct and the permutation is
-    one-to-one, so there is no tie). The few other rows are computed exactly.
-    """
-    rows = end - start
-    scaled = np.multiply.outer(_A_BY_P[start:end], residues.astype(np.float64))
-    scaled += _B_BY_P[start:end, None]
-    scaled -= np.floor(scaled)
-    at: npt.NDArray[np.intp] = scaled.argmin(axis=1)
-    least = scaled[np.arange(rows), at]
-    doubtful = least < _SLACK
-    near = scaled <= (least + 2 * _SLACK)[:, None]
-    if np.count_nonzero(near) > rows:  # each row holds its least: some row holds two
-        doubtful |= np.count_nonzero(near, axis=1) > 1
-    high = scaled >= 1 - _SLACK
-    if high.any():
-        doubtful |= high.any(axis=1)
-    if doubtful.any():
-        redo = np.flatnonzero(doubtful)
-        permuted = np.outer(_A[start + redo], residues)
-        permuted += _B[start + redo, None]
-        np.remainder(permuted, _PRIME, out=permuted)
-        at[redo] = permuted.argmin(axis=1)
+    least ``(a_i r + b_i) mod p``: the least fixed-point fraction (:func:`_fixed_fractions`),
+    or the residue the permutation maps to 0 where it is one of ``residues``."""
+    rows = np.arange(start, end)
+    at: npt.NDArray[np.intp] = _fixed_fractions(residues, rows).argmin(axis=1)
+    position, held = _where_held(residues, _TO_ZERO[rows])
+    at[held] = position[held]
     return at
 
 
@@ -239,11 +224,43 @@ def _below(
     residues: npt.NDArray[np.uint32], rows: npt.NDArray[np.intp], minima: npt.NDArray[np.uint64]
 ) -> int:
     """For how many permutations ``i`` of ``rows`` every one of ``residues`` permutes above
-    ``minima[i]``."""
-    permuted = np.outer(_A[rows], residues)
-    permuted += _B[rows, None]
-    np.remainder(permuted, _PRIME, out=permuted)
-    return int(np.count_nonzero(permuted.min(axis=1) > minima[rows]))
+    ``minima[i]``.
+
+    ``q > m`` exactly when ``q``'s fixed-point fraction (:func:`_fixed_fractions`) is above
+    ``floor(m * 2**64 / p)`` (computed as ``m * _WHOLE + m * _PART // p``, each term below
+    ``2**64``), for every ``q`` but 0; and a residue mapped to 0 is above no minimum.
+    """
+    least = _fixed_fractions(residues, rows).min(axis=1)
+    reached = minima[rows]
+    bound = reached * np.uint64(_WHOLE) + reached * np.uint64(_PART) // _PRIME
+    _, to_zero = _where_held(residues, _TO_ZERO[rows])
+    return int(np.count_nonzero((least > bound) & ~to_zero))
+
+
+def _fixed_fractions(
+    residues: npt.NDArray[np.uint32], rows: npt.NDArray[np.intp]
+) -> npt.NDArray[np.uint64]:
+    """``(A_i r + B_i) mod 2**64`` with ``A_i = floor(a_i 2**64 / p)``, ``B_i = floor(b_i 2**64
+    / p)`` (numpy's unsigned arithmetic wraps mod ``2**64``), one row per permutation ``i`` of
+    ``rows``, one column per residue ``r``: ``q 2**64 / p - e`` for ``q = (a_i r + b_i) mod p``
+    and an error ``0 <= e < r + 1 <= 2**32``.
+
+    So it is strictly increasing in ``q`` for every ``q >= 1``: two of them differ by at
+    least ``2**64 / p > 2**32``, more than the errors differ. Only ``q = 0`` may wrap round to
+    near ``2**64``; each permutation maps one residue (``_TO_ZERO``) to 0.
+    """
+    fixed: npt.NDArray[np.uint64] = np.multiply.outer(_A_FIXED[rows], residues)
+    fixed += _B_FIXED[rows, None]
+    return fixed
+
+
+def _where_held(
+    residues: npt.NDArray[np.uint32], values: npt.NDArray[np.uint32]
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
+    """Where each of ``values`` is or would be in the sorted ``residues``, and whether it is."""
+    position = residues.searchsorted(values)
+    held: npt.NDArray[np.bool_] = residues.take(position, mode="clip") == values
+    return position, held
 
 
 def may_reach(agreeing: int, considered: int, threshold: float) -> bool:

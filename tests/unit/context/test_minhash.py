@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphctx.context import minhash
+from graphctx.context import dedup, minhash
 from graphctx.context.minhash import (
     HEAD_PERMUTATIONS,
     MINHASH_PERMUTATIONS,
@@ -189,11 +189,11 @@ def residue_reaching(row: int, value: int) -> int:
     ),
     start=st.sampled_from([0, 32, 96, 127]),
 )
-def test_the_float_search_finds_each_exact_least_permuted_residue(
+def test_the_fixed_point_search_finds_each_exact_least_permuted_residue(
     plain: list[int], edges: list[tuple[int, int]], start: int
 ) -> None:
-    """Residues permuted to 0 and 1 (off by one in floating point) or to p - 1, and pairs a
-    unit apart, are among those the float search must not trust."""
+    """Residues permuted to 0 (whose fixed-point fraction wraps round), 1 or p - 1, and
+    pairs a unit apart, are found as the integers order them."""
     prime = int(minhash._PRIME)
     chosen = set(plain) | {residue_reaching(row, value % prime) for row, value in edges}
     residues = np.array(sorted(chosen), dtype=np.uint32)
@@ -203,3 +203,49 @@ def test_the_float_search_finds_each_exact_least_permuted_residue(
         for a, b in zip(minhash._A[start:], minhash._B[start:], strict=True)
     ]
     assert found == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    plain=st.lists(st.integers(0, int(minhash._PRIME) - 1), min_size=1, max_size=300),
+    minima=st.lists(
+        st.integers(0, int(minhash._PRIME) - 1) | st.sampled_from([0, 1, 2]),
+        min_size=MINHASH_PERMUTATIONS,
+        max_size=MINHASH_PERMUTATIONS,
+    ),
+    edges=st.lists(
+        st.tuples(st.integers(0, MINHASH_PERMUTATIONS - 1), st.sampled_from([-1, 0, 1, 2])),
+        max_size=12,
+    ),
+    zeros=st.lists(st.integers(0, MINHASH_PERMUTATIONS - 1), max_size=3),
+    rows=st.sets(st.integers(0, MINHASH_PERMUTATIONS - 1), min_size=1, max_size=32),
+)
+def test_residues_above_a_minimum_are_counted_exactly(
+    plain: list[int],
+    minima: list[int],
+    edges: list[tuple[int, int]],
+    zeros: list[int],
+    rows: set[int],
+) -> None:
+    """Residues permuted to a unit below, at or above a row's minimum, and to 0 (which the
+    fixed-point fraction wraps round), are counted as the integers say."""
+    prime = int(minhash._PRIME)
+    chosen = set(plain)
+    chosen |= {residue_reaching(row, (minima[row] + shift) % prime) for row, shift in edges}
+    chosen |= {residue_reaching(row, 0) for row in zeros}
+    residues = np.array(sorted(chosen), dtype=np.uint32)
+    ordered = np.array(sorted(rows), dtype=np.intp)
+    found = minhash._below(residues, ordered, np.array(minima, dtype=np.uint64))
+    a, b = minhash._A, minhash._B
+    expected = sum(
+        all((int(a[i]) * int(r) + int(b[i])) % prime > minima[i] for r in residues.tolist())
+        for i in ordered.tolist()
+    )
+    assert found == expected
+
+
+@given(threshold=st.floats(min_value=0.0, max_value=1.0) | st.sampled_from([0.75, 0.8, 1.0]))
+def test_the_packer_opens_exactly_the_pairs_the_head_bound_leaves_open(threshold: float) -> None:
+    needed = dedup._head_needed(threshold)
+    for bound in range(HEAD_PERMUTATIONS + 1):
+        assert (bound >= needed) is minhash.may_reach(bound, HEAD_PERMUTATIONS, threshold)
