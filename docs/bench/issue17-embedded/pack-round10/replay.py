@@ -16,7 +16,7 @@ def digest_of(r):
 ap = argparse.ArgumentParser()
 ap.add_argument("inputs"); ap.add_argument("--budgets", default="1500,300,80,5000")
 ap.add_argument("--profile"); ap.add_argument("--passes", type=int, default=2)
-ap.add_argument("--out")
+ap.add_argument("--out"); ap.add_argument("--profile-pass", type=int, default=0)
 a = ap.parse_args()
 print(graphctx.__file__, file=sys.stderr)
 cases = pickle.loads(open(a.inputs, "rb").read())
@@ -33,11 +33,11 @@ for budget in [int(b) for b in a.budgets.split(",")]:
         for ev, _, parts in cases:
             with text_memo_partitions(parts):
                 gc.disable()
-                if prof and p == 0: prof.enable()
+                if prof and p == a.profile_pass: prof.enable()
                 t = time.process_time()
                 r = pack_to_budget(ev, budget, counter)
                 times.append((time.process_time() - t) * 1000)
-                if prof and p == 0: prof.disable()
+                if prof and p == a.profile_pass: prof.disable()
                 gc.enable()
             if p == 0:
                 h.update(digest_of(r).encode())

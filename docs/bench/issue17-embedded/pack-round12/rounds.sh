@@ -8,7 +8,7 @@ here=$(dirname "$0")
 mkdir -p "$out"
 for r in $(seq 1 "$rounds"); do
   uptime >> "$out/load.txt"
-  PYTHONPATH=$base/src:$base/lab $py "$here/replay.py" "$inputs" --budgets 1500,80,5000 --passes 2 --out "$out/replay-base-$r.json" > /dev/null 2>&1
-  PYTHONPATH=$new/src:$new/lab $py "$here/replay.py" "$inputs" --budgets 1500,80,5000 --passes 2 --out "$out/replay-new-$r.json" > /dev/null 2>&1
+  PYTHONPATH=$base/src:$base/lab $py "$here/../pack-round10/replay.py" "$inputs" --budgets 1500,80,5000 --passes 2 --out "$out/replay-base-$r.json" > /dev/null 2>&1
+  PYTHONPATH=$new/src:$new/lab $py "$here/../pack-round10/replay.py" "$inputs" --budgets 1500,80,5000 --passes 2 --out "$out/replay-new-$r.json" > /dev/null 2>&1
 done
 uptime >> "$out/load.txt"
