@@ -9,7 +9,7 @@ from graphctx.store.neo4j.sessions import plain_row
 
 def test_a_plain_record_becomes_the_row_its_data_would_be() -> None:
     view = {"chunk_id": "d@1#0", "scopes": ["eng", "ops"], "title": None, "start_char": 0}
-    record = neo4j.Record(
+    record = neo4j.Record(  # type: ignore[no-untyped-call]
         {"views": [view, {**view, "chunk_id": "d@1#1"}], "holding": [3, 1], "visible": 24}
     )
 
