@@ -56,3 +56,37 @@ def test_candidate_lists_equal_the_separate_searches(
         )
         assert found.vector.hits
         assert found.fulltext.hits
+
+
+@pytest.mark.parametrize(("strategy", "exact_max"), SETTINGS, ids=lambda s: str(s))
+def test_candidate_views_are_the_scoped_fetch_of_every_hit(
+    neo4j_runner: asyncio.Runner,
+    neo4j_store: Neo4jGraphStore,
+    strategy: VectorStrategy,
+    exact_max: int,
+) -> None:
+    namespace = "t" + uuid.uuid4().hex[:12]
+    for i in range(24):
+        text = " ".join(WORDS[(i + j) % len(WORDS)] for j in range(i % 5 + 2))
+        doc = make_document(namespace, f"d{i}", text, {["eng", "ops", "hr"][i % 3]})
+        neo4j_runner.run(neo4j_store.write_document(doc, paragraphs(doc.text), "test"))
+    neo4j_store.vector_strategy, neo4j_store.exact_max_chunks = strategy, exact_max
+    vector = unit_vector("kafka topic")
+
+    async def embedded() -> Vector:
+        return vector
+
+    for scopes in (frozenset({"eng"}), frozenset({"eng", "ops", "hr"})):
+        deadline = time.monotonic() + 60
+        found = neo4j_runner.run(
+            neo4j_store.search_candidates(namespace, "kafka topic", embedded(), scopes, 5, deadline)
+        )
+        assert found.fulltext is not None
+        assert found.fulltext.hits is not None
+        assert found.vector is not None
+        assert found.vector.hits is not None
+        hits = [h.chunk_id for h in (*found.fulltext.hits, *found.vector.hits)]
+        assert len(set(hits)) > 5  # both lists, not the same chunks
+        fetched = neo4j_runner.run(neo4j_store.fetch_chunks(namespace, hits, scopes, deadline))
+        assert len(found.views) == len(set(hits))
+        assert {v.chunk_id: v for v in found.views} == {v.chunk_id: v for v in fetched}

@@ -10,10 +10,12 @@ from typing import Final
 
 from graphctx.store.neo4j.queries import (
     FULLTEXT_INDEX,
+    HIT_COLUMNS,
     VIEW_MAP,
     VISIBLE,
     vector_exact_body,
     vector_in_index_body,
+    view_map,
 )
 
 
@@ -51,8 +53,9 @@ def _scored(node: str) -> str:
 
 
 # The full-text half of CANDIDATE_SEARCH (imports n, keys, visible, terms; adds pool_size,
-# total_length, holding, unmigrated, lexical_top). Visible BM25 (graphctx.store.bm25) with
-# the statistics it had when every visible match was scanned, found without scanning them:
+# total_length, holding, unmigrated, lexical_top and the views of its rows, lexical_views).
+# Visible BM25 (graphctx.store.bm25) with the statistics it had when every visible match was
+# scanned, found without scanning them:
 # - n(t) is summed from the query term's write-time Term node, over the visible scope sets'
 #   entries only (text_statistics.py); ``unmigrated`` counts visible sets written before those
 #   statistics, and is not 0 while a graph's TermCount layout is not yet converted to Term;
@@ -208,8 +211,13 @@ CALL (text_keys, bound, ceiling, peak, needles, marks, norm_base, norm_step, thr
     MATCH (d:Document)-[:HAS_CHUNK]->(node)
     WHERE node.namespace = $namespace AND {VISIBLE}
     RETURN collect({{chunk_id: node.chunk_id, length: node.length, frequencies: frequencies}})
-           AS lexical_top
+           AS lexical_top, collect({view_map("node")}) AS lexical_views
 }}"""
+
+# A vector hit's columns in CANDIDATE_SEARCH: its view too, when it is in $namespace.
+_VECTOR_HIT_WITH_VIEW: Final = (
+    f"{HIT_COLUMNS}, CASE WHEN c.namespace = $namespace THEN {VIEW_MAP} END AS view"
+)
 
 # One retrieval's candidates in one statement (one round trip): the scope sets the caller
 # sees (VECTOR_PLAN), the visible full-text hits (FULLTEXT_CALLS), of which only the pool's
@@ -217,11 +225,14 @@ CALL (text_keys, bound, ceiling, peak, needles, marks, norm_base, norm_step, thr
 # Python re-scores those exactly,
 # the vector hits with the ACL filter inside the index or the exact scan
 # (VECTOR_SEARCH_IN_INDEX / VECTOR_SEARCH_EXACT, chosen by $strategy as the store does), and
-# the scoped views (FETCH_CHUNKS) of the vector hits and of those best full-text matches
-# ($view_pool is a margin over the limit, so a last-bit difference between Java's and Python's
-# arithmetic cannot change which hits Python keeps). $lucene / $vector are null when that list
-# is not asked for. $terms are the query terms joined by spaces (terms hold none): the server
-# plans a statement again for each size class of a list parameter, a second or more here.
+# the scoped views (FETCH_CHUNKS' fields and checks) of the vector hits and of those best
+# full-text matches ($view_pool is a margin over the limit, so a last-bit difference between
+# Java's and Python's arithmetic cannot change which hits Python keeps). Each view is read
+# where its row already holds the chunk and its visible document; a vector hit's view only
+# in $namespace (as FETCH_CHUNKS reads), and once when it is a full-text row too.
+# $lucene / $vector are null when that list is not asked for. $terms are the query terms
+# joined by spaces (terms hold none): the server plans a statement again for each size class
+# of a list parameter, a second or more here.
 CANDIDATE_SEARCH: Final = f"""
 CYPHER 25
 OPTIONAL MATCH (n:Namespace {{name: $namespace}})
@@ -236,24 +247,19 @@ CALL (n, keys, visible) {{
     CALL (n, keys, visible) {{
       WHEN $vector IS NOT NULL AND size(keys) > 0 AND n.dimension = size($vector)
            AND ($strategy = 'exact' OR ($strategy = 'auto' AND visible <= $exact_max)) THEN {{
-{vector_exact_body("keys")}
+{vector_exact_body("keys", _VECTOR_HIT_WITH_VIEW)}
       }}
       WHEN $vector IS NOT NULL AND size(keys) > 0 AND n.dimension = size($vector)
            AND ($strategy = 'in_index' OR ($strategy = 'auto' AND visible > $exact_max)) THEN {{
-{vector_in_index_body("keys")}
+{vector_in_index_body("keys", _VECTOR_HIT_WITH_VIEW)}
       }}
     }}
-    RETURN collect({{chunk_id: chunk_id, score: score}}) AS vector_hits
+    RETURN collect({{chunk_id: chunk_id, score: score}}) AS vector_hits,
+           collect(view) AS vector_views
 }}
 WITH n, keys, visible, pool_size, total_length, holding, unmigrated, lexical_top, vector_hits,
-     [r IN lexical_top | r.chunk_id] + [h IN vector_hits | h.chunk_id] AS ids
-CALL (ids) {{
-    MATCH (c:Chunk {{namespace: $namespace}})
-    WHERE c.chunk_id IN ids
-    MATCH (d:Document)-[:HAS_CHUNK]->(c)
-    WHERE {VISIBLE}
-    RETURN collect({VIEW_MAP}) AS views
-}}
+     lexical_views, vector_views, [r IN lexical_top | r.chunk_id] AS lexical_ids
 RETURN n.dimension AS dimension, size(keys) > 0 AS any_visible_set, visible, pool_size,
-       total_length, holding, unmigrated, lexical_top, vector_hits, views
+       total_length, holding, unmigrated, lexical_top, vector_hits,
+       lexical_views + [v IN vector_views WHERE NOT v.chunk_id IN lexical_ids] AS views
 """

@@ -559,7 +559,11 @@ RETURN n.dimension AS dimension, collect(s.key) AS keys, sum(s.chunk_count) AS v
 # variable inside CANDIDATE_SEARCH): the same text in both statements.
 
 
-def vector_exact_body(keys: str) -> str:
+# What a vector body returns of each hit ``c`` (its visible document ``d``).
+HIT_COLUMNS: Final = "c.chunk_id AS chunk_id, score"
+
+
+def vector_exact_body(keys: str, returns: str = HIT_COLUMNS) -> str:
     """Exact cosine over the pre-filtered visible set: 100% recall, cost grows with the set."""
     return f"""
 MATCH (c:Chunk)
@@ -569,11 +573,11 @@ ORDER BY score DESC, c.chunk_id
 LIMIT $limit
 MATCH (d:Document)-[:HAS_CHUNK]->(c)
 WHERE {VISIBLE}
-RETURN c.chunk_id AS chunk_id, score
+RETURN {returns}
 """
 
 
-def vector_in_index_body(keys: str) -> str:
+def vector_in_index_body(keys: str, returns: str = HIT_COLUMNS) -> str:
     """HNSW search with the ACL filter inside the index: only visible chunks take a slot."""
     return f"""
 MATCH (c:Chunk)
@@ -588,7 +592,7 @@ ORDER BY score DESC, c.chunk_id
 LIMIT $limit
 MATCH (d:Document)-[:HAS_CHUNK]->(c)
 WHERE {VISIBLE}
-RETURN c.chunk_id AS chunk_id, score
+RETURN {returns}
 """
 
 
@@ -627,8 +631,17 @@ WHERE {VISIBLE}
 RETURN {VIEW_COLUMNS}
 """
 
-# The chunk view as a map, for statements that return views inside a larger row.
-VIEW_MAP: Final = "{" + ", ".join(f"{name}: {expr}" for name, expr in _VIEW_FIELDS) + "}"
+
+def view_map(chunk: str) -> str:
+    """The view of chunk ``chunk`` (of document ``d``) as a map, for statements that return
+    views inside a larger row."""
+    fields = (
+        (name, chunk + expr[1:] if expr.startswith("c.") else expr) for name, expr in _VIEW_FIELDS
+    )
+    return "{" + ", ".join(f"{name}: {expr}" for name, expr in fields) + "}"
+
+
+VIEW_MAP: Final = view_map("c")
 
 
 LIST_DOCUMENTS: Final = f"""

@@ -71,6 +71,7 @@ from graphctx.store.neo4j.sessions import (
     bounded_statement,
     bounded_write,
     new_driver,
+    plain_row,
 )
 from graphctx.store.port import StageTimeout
 from graphctx.store.records import (
@@ -278,9 +279,12 @@ class Neo4jGraphStore:
         parameters: dict[str, Any],
         deadline: float | None,
         action: str = "read",
+        *,
+        own: bool = True,
     ) -> list[dict[str, Any]]:
         """One statement's rows in one READ auto-commit transaction bounded as ``_read``:
-        one round trip instead of an explicit transaction's three (:mod:`.sessions`)."""
+        one round trip instead of an explicit transaction's three (:mod:`.sessions`).
+        ``own``: a statement of graphctx's, whose rows hold plain values only."""
         reader = self._require(self._reader)
         budget = DEFAULT_READ_TIMEOUT_S if deadline is None else deadline - time.monotonic()
         return await bounded_statement(
@@ -291,6 +295,7 @@ class Neo4jGraphStore:
             budget,
             grace_s=self.client_grace_s,
             action=action,
+            row=plain_row if own else neo4j.Record.data,
         )
 
     async def _write(self, work: WriteWork[T], action: str) -> T:
@@ -312,7 +317,7 @@ class Neo4jGraphStore:
         The server refuses writes here (``InvalidRequestError`` code ``read_only_violation``).
         This is the only way to run Cypher that graphctx did not write; guard it above.
         """
-        return await self._read_rows(query, dict(parameters), deadline, "query")
+        return await self._read_rows(query, dict(parameters), deadline, "query", own=False)
 
     # --- generated statements (Text2Cypher): guard them above, see retrieve/text2cypher -----
     async def explain_read(
@@ -544,7 +549,7 @@ class Neo4jGraphStore:
             )
 
         try:
-            row, views = await self._candidate_row(
+            row, lexical, views = await self._candidate_row(
                 namespace, lucene, terms, query_vector_list, scopes, limit, deadline
             )
         except StageTimeout:
@@ -552,7 +557,7 @@ class Neo4jGraphStore:
         except GraphctxError as exc:
             return settled(failed(exc))
         if fulltext is None and query is not None:
-            fulltext = done(self._lexical_hits(row, limit))
+            fulltext = done(lexical)
         if vector is None and query_vector_list is not None:
             vector = self._vector_outcome(row, namespace, len(query_vector_list))
         return CandidateSearch(fulltext, vector, views)
@@ -566,8 +571,9 @@ class Neo4jGraphStore:
         scopes: frozenset[str],
         limit: int,
         deadline: float,
-    ) -> tuple[dict[str, Any], tuple[ChunkView, ...]]:
-        """The candidate statement, alone in its READ transaction: one round trip."""
+    ) -> tuple[dict[str, Any], list[ChunkHit], tuple[ChunkView, ...]]:
+        """The candidate statement, alone in its READ transaction: one round trip. Returns
+        its row, Python's full-text hits ranked from it and the views of the hits."""
         (row,) = await self._read_rows(
             candidate_queries.CANDIDATE_SEARCH,
             self._candidate_parameters(namespace, lucene, terms, vector, scopes, limit),
@@ -579,14 +585,15 @@ class Neo4jGraphStore:
                 "this graph has no full-text statistics yet (written by an older graphctx):"
                 " run `graphctx neo4j init` to add them"
             )
-        wanted = [h.chunk_id for h in self._lexical_hits(row, limit)]
+        lexical = self._lexical_hits(row, limit)
+        wanted = [h.chunk_id for h in lexical]
         if vector is not None and self._dimension_matches(row, len(vector)):
             wanted += [str(h["chunk_id"]) for h in row["vector_hits"]]
         # Python's hits are among the rows the statement read views for (lexical_top and the
-        # vector hits); the extra margin rows' views are dropped.
-        found = {str(v["chunk_id"]): chunk_view(v) for v in row["views"]}
-        views = tuple(found[cid] for cid in dict.fromkeys(wanted) if cid in found)
-        return row, views
+        # vector hits); the extra margin rows' views are dropped unread.
+        found = {str(v["chunk_id"]): v for v in row["views"]}
+        views = tuple(chunk_view(found[cid]) for cid in dict.fromkeys(wanted) if cid in found)
+        return row, lexical, views
 
     def _candidate_parameters(
         self,
