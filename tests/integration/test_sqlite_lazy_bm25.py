@@ -23,6 +23,7 @@ from pathlib import Path
 from unittest.mock import patch
 
 import numpy as np
+import numpy.typing as npt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_change_plans import Delete, Narrow, Write, apply_change
@@ -153,6 +154,32 @@ steps = st.tuples(
 ).map(lambda parts: [*parts[0], *parts[1]])
 
 
+def exact_scores_and_bounds(
+    conn: sqlite3.Connection, table: str, terms: Sequence[str], ask: Ask
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Every candidate's exact score (all read and counted) and the bound MaxScore gives it
+    unread, for the candidates holding every term they matched (all but the doubtful ones,
+    which are always read)."""
+    (generation,) = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    stats = StatsCache().stats_for(conn, ask.namespace, int(generation))
+    holders = [stats.rows.visible_among(_holding(conn, table, t), ask.scopes) for t in terms]
+    shown, places = stats.rows.union(holders)
+    if shown.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.float64)
+    pool = visible_bm25._Pool(conn, table, terms, shown, stats.lengths[places])
+    for column, holding in enumerate(holders):
+        pool.matched[np.searchsorted(shown, holding), column] = True
+    pool.read(np.arange(shown.shape[0]))
+    statistics = pool.statistics()
+    visible = stats.visible(ask.scopes)
+    table_of_all = CandidateTable(shown, pool.lengths, pool.frequencies)
+    scores = np.zeros(shown.shape[0], dtype=np.float64)
+    for row, score in best_rows(table_of_all, statistics, visible, shown.shape[0]):
+        scores[row] = score
+    certain = ~(pool.matched & (pool.frequencies == 0)).any(axis=1)
+    return scores[certain], pool.bounds(statistics, visible)[certain]
+
+
 def exhaustive(conn: sqlite3.Connection, namespace: str, ask: Ask) -> tuple[int, int]:
     """Compare rank_visible itself with the oracle on the ask's raw terms (none pruned, absent
     ones included) over counts made from scratch; (searches that found something, rows)."""
@@ -170,6 +197,8 @@ def exhaustive(conn: sqlite3.Connection, namespace: str, ask: Ask) -> tuple[int,
     )
     expected = old_rank_visible(conn, table, terms, stats.rows, ask.scopes, visible, ask.limit)
     assert found == expected, (ask, terms, found, expected)
+    scores, bounds = exact_scores_and_bounds(conn, table, terms, ask)
+    assert (bounds * (1 + visible_bm25._BOUND_SLACK) >= scores).all(), (ask, scores, bounds)
     return int(bool(found)), len(found)
 
 
@@ -304,3 +333,34 @@ def test_the_property_compares_real_rankings() -> None:
     assert compared == 3
     assert swept > 0
     assert rows >= 4
+
+
+def test_the_bound_is_reached_by_a_chunk_of_one_term_repeated() -> None:
+    """A chunk made only of "ledger" holds it as often as its length allows: its bound is its
+    score, so any tighter bound would leave a true top row unread. The others (another word
+    takes a place) score strictly below their bound."""
+    texts = [" ".join(["ledger"] * k) for k in range(1, 6)]
+    texts += [" ".join(["ledger"] * k + ["zinc"]) for k in range(1, 6)]
+
+    async def write(path: Path) -> None:
+        store = SqliteGraphStore(path)
+        await store.open()
+        try:
+            for n, text in enumerate(texts):
+                document = make_document("mine", f"d{n}", text, {"a"})
+                await store.write_document(document, paragraphs(text), "test-embedder")
+        finally:
+            await store.close()
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "store.sqlite"
+        asyncio.run(write(path))
+        conn = sqlite3.connect(path, isolation_level=None)
+        table = fulltext.table_of(conn, "mine")
+        assert table is not None
+        ask = Ask("mine", ("ledger",), frozenset({"a"}), 1)
+        scores, bounds = exact_scores_and_bounds(conn, table, ["ledger"], ask)
+        conn.close()
+    assert scores.shape == (10,)
+    np.testing.assert_allclose(bounds[:5], scores[:5], rtol=1e-12)
+    assert (bounds[5:] > scores[5:] * (1 + 1e-6)).all()

@@ -16,10 +16,14 @@ reading every candidate, and candidates are read lazily:
   also match ``t`` among the chunk's irregular terms (the namespace's second table) got the
   token from a regular stored term, which is ``t``: it holds ``t``. Only the chunks matching
   in both tables, and every match of an irregular ``t`` (rare), are read to count ``t``.
-- MaxScore: a candidate's score is below the sum of ``idf(t) * (k1 + 1)`` over the terms it
-  matched. Candidates are read, highest bound first, in batches, until no unread one's bound
-  reaches the ``limit``-th best exact score; a bound equal to it is read (ties are broken
-  exactly, by row id). The rows left unread score strictly below every returned row.
+- MaxScore: an unread candidate holds each term it matched (the doubtful ones are read
+  first), at least once, so it holds any one of them at most ``length - matched + 1`` times
+  (the query terms are distinct; its length counts its stored terms), and its score is at
+  most BM25 with that count for every term it matched, at its own length (the score grows
+  with the count). Candidates are read, highest bound first, in batches, until no unread
+  one's bound reaches the ``limit``-th best exact score; a bound equal to it is read (ties
+  are broken exactly, by row id). The rows left unread score strictly below every returned
+  row.
 
 Each read row's count of each term it matched is the number of its stored terms equal to the
 term, and its score the float :func:`~graphctx.store.bm25.best_rows` gives any row from the
@@ -37,7 +41,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from graphctx.store.bm25 import BM25_K1, CandidateTable, PoolStatistics, best_rows, idf
+from graphctx.store.bm25 import BM25_B, BM25_K1, CandidateTable, PoolStatistics, best_rows, idf
 from graphctx.store.sqlite.fts5_query import or_expression
 from graphctx.store.sqlite.namespace_stats import RowScopes
 from graphctx.store.sqlite.term_shapes import is_regular
@@ -105,7 +109,7 @@ def rank_visible(
     pool.read(np.unique(np.searchsorted(shown, np.concatenate(doubtful))))
     statistics = pool.statistics()
     best = pool.best(statistics, visible, limit)
-    bound = pool.matched @ _term_bounds(statistics, visible)
+    bound = pool.bounds(statistics, visible)
     batch = max(limit, _MIN_BATCH)
     while True:
         kth = best[-1][1] if len(best) == limit else -math.inf
@@ -120,11 +124,6 @@ def rank_visible(
 
 _MIN_BATCH: Final = 64  # candidates read per round past the first ``limit``
 _BOUND_SLACK: Final = 1e-9  # relative: a bound is read when within this of the k-th score
-
-
-def _term_bounds(statistics: PoolStatistics, visible: int) -> npt.NDArray[np.float64]:
-    """Per query term, the most a chunk holding it can get from it: ``idf * (k1 + 1)``."""
-    return np.array([idf(visible, n) * (BM25_K1 + 1) for n in statistics.holding], dtype=np.float64)
 
 
 class _Pool:
@@ -177,6 +176,17 @@ class _Pool:
             int(self.lengths.sum()),
             tuple(int(n) for n in holds.sum(axis=0).tolist()),
         )
+
+    def bounds(self, statistics: PoolStatistics, visible: int) -> npt.NDArray[np.float64]:
+        """Per candidate, the most an unread one can score: BM25 at its length with each term
+        it matched counted ``length - matched + 1`` times (every other one it matched takes
+        at least one of its stored terms)."""
+        average_length = max(1e-9, statistics.total_length / statistics.size)
+        norm = BM25_K1 * ((1 - BM25_B) + (BM25_B * self.lengths) / average_length)
+        most = np.maximum(self.lengths - self.matched.sum(axis=1) + 1, 1)
+        weights = np.array([idf(visible, n) for n in statistics.holding], dtype=np.float64)
+        gain: npt.NDArray[np.float64] = most * (BM25_K1 + 1) / (most + norm)
+        return (self.matched @ weights) * gain
 
     def best(self, statistics: PoolStatistics, visible: int, limit: int) -> list[tuple[int, float]]:
         """``(candidate, score)`` of the ``limit`` best read candidates."""
