@@ -16,14 +16,17 @@ reading every candidate, and candidates are read lazily:
   also match ``t`` among the chunk's irregular terms (the namespace's second table) got the
   token from a regular stored term, which is ``t``: it holds ``t``. Only the chunks matching
   in both tables, and every match of an irregular ``t`` (rare), are read to count ``t``.
-- MaxScore: an unread candidate holds each term it matched (the doubtful ones are read
-  first), at least once, so it holds any one of them at most ``length - matched + 1`` times
-  (the query terms are distinct; its length counts its stored terms), and its score is at
-  most BM25 with that count for every term it matched, at its own length (the score grows
-  with the count). Candidates are read, highest bound first, in batches, until no unread
-  one's bound reaches the ``limit``-th best exact score; a bound equal to it is read (ties
-  are broken exactly, by row id). The rows left unread score strictly below every returned
-  row.
+- Counts: a regular ``t`` a chunk holds more than once is among its repeated terms (the
+  namespace's third table, :func:`~graphctx.store.sqlite.term_shapes.repeated_terms`). A
+  candidate holding every term it matched (not doubtful) none of which matches among its
+  repeated terms holds each exactly once: it is counted without being read.
+- MaxScore: the other unread candidates hold each term they matched at least once, so any
+  one of them at most ``length - matched + 1`` times (the query terms are distinct; the
+  length counts the stored terms), and such a candidate's score is at most BM25 at its own
+  length with that count for each repeated term and one for the others (the score grows
+  with the count). They are read, highest bound first, in batches, until no unread one's
+  bound reaches the ``limit``-th best exact score; a bound equal to it is read (ties are
+  broken exactly, by row id). The rows left unread score strictly below every returned row.
 
 Each read row's count of each term it matched is the number of its stored terms equal to the
 term, and its score the float :func:`~graphctx.store.bm25.best_rows` gives any row from the
@@ -46,7 +49,7 @@ from graphctx.store.sqlite.fts5_query import or_expression
 from graphctx.store.sqlite.namespace_stats import RowScopes
 from graphctx.store.sqlite.term_shapes import is_regular
 
-__all__ = ["irregular_table", "occurrences", "rank_visible"]
+__all__ = ["irregular_table", "occurrences", "rank_visible", "repeated_table"]
 
 
 def occurrences(padded: str, term: str) -> int:
@@ -80,6 +83,27 @@ def irregular_table(table: str) -> str:
     return f"{table}_irregular"
 
 
+def repeated_table(table: str) -> str:
+    """The name of the table holding ``table``'s chunks' repeated regular terms."""
+    return f"{table}_repeated"
+
+
+def _also_matching(
+    conn: sqlite3.Connection,
+    table: str,
+    terms: Sequence[str],
+    holders: Sequence[npt.NDArray[np.int64]],
+) -> list[npt.NDArray[np.int64]]:
+    """Per term, its holders that also match it in ``table`` (all of them for an irregular
+    term). Both sides are ascending row ids, each once (FTS5 matches a row once)."""
+    return [
+        np.intersect1d(holding, _holding(conn, table, term), assume_unique=True)
+        if is_regular(term)
+        else holding
+        for term, holding in zip(terms, holders, strict=True)
+    ]
+
+
 def rank_visible(
     conn: sqlite3.Connection,
     table: str,
@@ -98,18 +122,17 @@ def rank_visible(
     if shown.shape[0] == 0 or limit <= 0:
         return []
     pool = _Pool(conn, table, terms, shown, lengths[places])
-    doubtful = [  # both sides are ascending row ids, each once (FTS5 matches a row once)
-        np.intersect1d(holding, _holding(conn, irregular_table(table), term), assume_unique=True)
-        if is_regular(term)
-        else holding
-        for term, holding in zip(terms, holders, strict=True)
-    ]
     for column, holding in enumerate(holders):
         pool.matched[np.searchsorted(shown, holding), column] = True
+    doubtful = _also_matching(conn, irregular_table(table), terms, holders)
     pool.read(np.unique(np.searchsorted(shown, np.concatenate(doubtful))))
+    repeated = np.zeros_like(pool.matched)
+    for column, holding in enumerate(_also_matching(conn, repeated_table(table), terms, holders)):
+        repeated[np.searchsorted(shown, holding), column] = True
+    pool.count_once(repeated)
     statistics = pool.statistics()
     best = pool.best(statistics, visible, limit)
-    bound = pool.bounds(statistics, visible)
+    bound = pool.bounds(statistics, visible, repeated)
     batch = max(limit, _MIN_BATCH)
     while True:
         kth = best[-1][1] if len(best) == limit else -math.inf
@@ -177,16 +200,28 @@ class _Pool:
             tuple(int(n) for n in holds.sum(axis=0).tolist()),
         )
 
-    def bounds(self, statistics: PoolStatistics, visible: int) -> npt.NDArray[np.float64]:
-        """Per candidate, the most an unread one can score: BM25 at its length with each term
-        it matched counted ``length - matched + 1`` times (every other one it matched takes
-        at least one of its stored terms)."""
+    def count_once(self, repeated: npt.NDArray[np.bool_]) -> None:
+        """Settle without reading every unread candidate none of whose matched terms is in
+        ``repeated`` (rows x terms: it holds the term more than once): it holds each exactly
+        once. The others get a count of one for their terms not repeated."""
+        unread = ~self.done
+        self.frequencies[unread] = self.matched[unread] & ~repeated[unread]
+        self.done[unread & ~(self.matched & repeated).any(axis=1)] = True
+
+    def bounds(
+        self, statistics: PoolStatistics, visible: int, repeated: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.float64]:
+        """Per candidate, the most an unread one can score: BM25 at its length with each
+        term it matched counted once, or, where ``repeated``, ``length - matched + 1`` times
+        (every other term it matched takes at least one of its stored terms)."""
         average_length = max(1e-9, statistics.total_length / statistics.size)
         norm = BM25_K1 * ((1 - BM25_B) + (BM25_B * self.lengths) / average_length)
         most = np.maximum(self.lengths - self.matched.sum(axis=1) + 1, 1)
+        counts = np.where(self.matched & repeated, most[:, None], self.matched)
         weights = np.array([idf(visible, n) for n in statistics.holding], dtype=np.float64)
-        gain: npt.NDArray[np.float64] = most * (BM25_K1 + 1) / (most + norm)
-        return (self.matched @ weights) * gain
+        parts = weights * counts * (BM25_K1 + 1) / (counts + norm[:, None])
+        bounds: npt.NDArray[np.float64] = np.where(counts > 0, parts, 0.0).sum(axis=1)
+        return bounds
 
     def best(self, statistics: PoolStatistics, visible: int, limit: int) -> list[tuple[int, float]]:
         """``(candidate, score)`` of the ``limit`` best read candidates."""
