@@ -131,7 +131,7 @@ def rank_visible(
         repeated[np.searchsorted(shown, holding), column] = True
     pool.count_once(repeated)
     statistics = pool.statistics()
-    best = pool.best(statistics, visible, limit)
+    best = pool.best(statistics, visible, limit, np.flatnonzero(pool.done))
     bound = pool.bounds(statistics, visible, repeated)
     batch = max(limit, _MIN_BATCH)
     while True:
@@ -140,8 +140,13 @@ def rank_visible(
         if waiting.shape[0] == 0:
             break
         order = np.argsort(-bound[waiting], kind="stable")[:batch]
-        pool.read(waiting[order])
-        best = pool.best(statistics, visible, limit)
+        picked = waiting[order]
+        pool.read(picked)
+        # The best of the read rows are the best of the previous best and the rows just read:
+        # the order (score, then row id) is total, and a row's score does not depend on which
+        # rows are ranked with it.
+        kept = np.fromiter((row for row, _ in best), dtype=np.intp, count=len(best))
+        best = pool.best(statistics, visible, limit, np.concatenate([kept, picked]))
     return _with_chunk_ids(conn, [(int(shown[row]), score) for row, score in best])
 
 
@@ -223,9 +228,10 @@ class _Pool:
         bounds: npt.NDArray[np.float64] = np.where(counts > 0, parts, 0.0).sum(axis=1)
         return bounds
 
-    def best(self, statistics: PoolStatistics, visible: int, limit: int) -> list[tuple[int, float]]:
-        """``(candidate, score)`` of the ``limit`` best read candidates."""
-        read = np.flatnonzero(self.done)
+    def best(
+        self, statistics: PoolStatistics, visible: int, limit: int, read: npt.NDArray[np.intp]
+    ) -> list[tuple[int, float]]:
+        """``(candidate, score)`` of the ``limit`` best of the read candidates at ``read``."""
         table = CandidateTable(self.shown[read], self.lengths[read], self.frequencies[read])
         return [
             (int(read[row]), score) for row, score in best_rows(table, statistics, visible, limit)
