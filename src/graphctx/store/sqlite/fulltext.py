@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from graphctx.store.sqlite.fts5_query import prune_common_terms
@@ -105,14 +105,21 @@ def _insert_term_shapes(
         "INSERT OR REPLACE INTO chunk_term_counts (id, terms) VALUES (?, ?)",
         zip(rowids, map(term_count, stored), strict=True),
     )
-    for table, shape in (
-        (irregular_table(name), irregular_terms),
-        (repeated_table(name), repeated_terms),
-    ):
-        found = [
-            (rowid, terms) for rowid, terms in zip(rowids, map(shape, stored), strict=True) if terms
-        ]
-        conn.executemany(f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)", found)
+    _insert_shape(conn, irregular_table(name), rowids, stored, irregular_terms)
+    _insert_shape(conn, repeated_table(name), rowids, stored, repeated_terms)
+
+
+def _insert_shape(
+    conn: sqlite3.Connection,
+    table: str,
+    rowids: Sequence[int],
+    stored: Sequence[str],
+    shape: Callable[[str], str],
+) -> None:
+    found = [
+        (rowid, terms) for rowid, terms in zip(rowids, map(shape, stored), strict=True) if terms
+    ]
+    conn.executemany(f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)", found)
 
 
 def index_chunks(
@@ -200,9 +207,10 @@ def migrate_shared_index(conn: sqlite3.Connection) -> None:
     conn.execute(f"DROP TABLE {_SHARED_TABLE}")
 
 
-def index_term_shapes(conn: sqlite3.Connection) -> None:
+def index_term_shapes(conn: sqlite3.Connection, *, repeated_only: bool = False) -> None:
     """Record every indexed chunk's length, irregular and repeated terms, from its stored
-    terms (a store written before they were recorded at write time).
+    terms (a store written before they were recorded at write time); ``repeated_only``: the
+    repeated terms alone (a store that records the others).
 
     Runs inside the schema's write transaction: a failure leaves nothing. It rewrites them
     from scratch, so running it again gives the same rows.
@@ -210,10 +218,19 @@ def index_term_shapes(conn: sqlite3.Connection) -> None:
     for (row_id,) in conn.execute("SELECT id FROM fulltext_tables ORDER BY id").fetchall():
         name = _name(row_id)
         _create_shape_tables(conn, name)
-        for table in (irregular_table(name), repeated_table(name)):
+        rewritten = (
+            [repeated_table(name)]
+            if repeated_only
+            else [irregular_table(name), repeated_table(name)]
+        )
+        for table in rewritten:
             conn.execute(f"DELETE FROM {table}")
         rows = conn.execute(f"SELECT rowid, terms FROM {name}").fetchall()
-        _insert_term_shapes(conn, name, [r for r, _ in rows], [str(t) for _, t in rows])
+        rowids, stored = [r for r, _ in rows], [str(t) for _, t in rows]
+        if repeated_only:
+            _insert_shape(conn, repeated_table(name), rowids, stored, repeated_terms)
+        else:
+            _insert_term_shapes(conn, name, rowids, stored)
 
 
 def chunk_term_shapes(

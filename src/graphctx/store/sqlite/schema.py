@@ -177,7 +177,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
     migrate_shared_index(conn)
     if int(version) in _MIGRATED_VERSIONS:
         if int(version) < 4:
-            index_term_shapes(conn)
+            index_term_shapes(conn, repeated_only=int(version) == 3)
         conn.execute(
             "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
         )
