@@ -67,7 +67,7 @@ def test_partial_state_check_sees_a_version_missing_a_chunk(tmp_path: Path) -> N
                         " 2/3 chunks or content"]  # fmt: skip
 
 
-def test_digest_sees_the_lengths_and_irregular_terms_the_lazy_ranking_reads(
+def test_digest_sees_the_lengths_irregular_and_repeated_terms_the_lazy_ranking_reads(
     tmp_path: Path,
 ) -> None:
     whole = tmp_path / "whole.sqlite"
@@ -78,6 +78,7 @@ def test_digest_sees_the_lengths_and_irregular_terms_the_lazy_ranking_reads(
             "DELETE FROM chunk_term_counts WHERE id = (SELECT id FROM chunks WHERE ordinal = 2)",
             "UPDATE chunk_term_counts SET terms = terms + 1 WHERE id = 1",
             "INSERT INTO {fts}_irregular (rowid, terms) VALUES (1, 'don''t')",
+            "INSERT INTO {fts}_repeated (rowid, terms) VALUES (1, 'alpha')",
         ]
     ):
         torn = tmp_path / f"torn{n}.sqlite"

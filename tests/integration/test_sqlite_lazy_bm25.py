@@ -23,6 +23,7 @@ from pathlib import Path
 from unittest.mock import patch
 
 import numpy as np
+import numpy.typing as npt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_change_plans import Delete, Narrow, Write, apply_change
@@ -153,6 +154,41 @@ steps = st.tuples(
 ).map(lambda parts: [*parts[0], *parts[1]])
 
 
+def exact_scores_and_bounds(
+    conn: sqlite3.Connection, table: str, terms: Sequence[str], ask: Ask, *, counted: bool
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Every candidate's exact score (all read and counted) and the bound MaxScore gives it
+    unread, for the candidates holding every term they matched (all but the doubtful ones,
+    which are always read): ``counted``, with the repeated-terms table's knowledge (a term
+    not repeated is held once), else as if every term it matched were repeated."""
+    (generation,) = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    stats = StatsCache().stats_for(conn, ask.namespace, int(generation))
+    holders = [stats.rows.visible_among(_holding(conn, table, t), ask.scopes) for t in terms]
+    shown, places = stats.rows.union(holders)
+    if shown.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.float64)
+    pool = visible_bm25._Pool(conn, table, terms, shown, stats.lengths[places])
+    for column, holding in enumerate(holders):
+        pool.matched[np.searchsorted(shown, holding), column] = True
+    repeated = pool.matched.copy()
+    if counted:
+        repeated[:] = False
+        found = visible_bm25._also_matching(
+            conn, visible_bm25.repeated_table(table), terms, holders
+        )
+        for column, holding in enumerate(found):
+            repeated[np.searchsorted(shown, holding), column] = True
+    pool.read(np.arange(shown.shape[0]))
+    statistics = pool.statistics()
+    visible = stats.visible(ask.scopes)
+    table_of_all = CandidateTable(shown, pool.lengths, pool.frequencies)
+    scores = np.zeros(shown.shape[0], dtype=np.float64)
+    for row, score in best_rows(table_of_all, statistics, visible, shown.shape[0]):
+        scores[row] = score
+    certain = ~(pool.matched & (pool.frequencies == 0)).any(axis=1)
+    return scores[certain], pool.bounds(statistics, visible, repeated)[certain]
+
+
 def exhaustive(conn: sqlite3.Connection, namespace: str, ask: Ask) -> tuple[int, int]:
     """Compare rank_visible itself with the oracle on the ask's raw terms (none pruned, absent
     ones included) over counts made from scratch; (searches that found something, rows)."""
@@ -170,6 +206,9 @@ def exhaustive(conn: sqlite3.Connection, namespace: str, ask: Ask) -> tuple[int,
     )
     expected = old_rank_visible(conn, table, terms, stats.rows, ask.scopes, visible, ask.limit)
     assert found == expected, (ask, terms, found, expected)
+    for counted in (False, True):
+        scores, bounds = exact_scores_and_bounds(conn, table, terms, ask, counted=counted)
+        assert (bounds * (1 + visible_bm25._BOUND_SLACK) >= scores).all(), (ask, scores, bounds)
     return int(bool(found)), len(found)
 
 
@@ -288,6 +327,43 @@ def test_only_candidates_that_can_reach_the_top_are_read() -> None:
     assert read <= 6 + 64 < 300
 
 
+def test_candidates_holding_each_term_once_are_counted_without_reading() -> None:
+    """300 chunks hold "ledger" once among other words: none is read (the base ranking read
+    at least its first batch of 64), and the answer is the exhaustive one."""
+
+    async def write(path: Path) -> None:
+        store = SqliteGraphStore(path)
+        await store.open()
+        try:
+            for n in range(300):
+                text = f"ledger entry{n} " + "word " * (n % 7)
+                document = make_document("mine", f"d{n}", text, {"a"})
+                await store.write_document(document, paragraphs(text), "test-embedder")
+        finally:
+            await store.close()
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "store.sqlite"
+        asyncio.run(write(path))
+        conn = sqlite3.connect(path, isolation_level=None, factory=CountingConnection)
+        conn.asked = []
+        table = fulltext.table_of(conn, "mine")
+        assert table is not None
+        (generation,) = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        stats = StatsCache().stats_for(conn, "mine", int(generation))
+        scopes = frozenset({"a"})
+        visible = stats.visible(scopes)
+        found = visible_bm25.rank_visible(
+            conn, table, ["ledger"], stats.rows, stats.lengths, scopes, visible, 5
+        )
+        read = sum(conn.asked)
+        expected = old_rank_visible(conn, table, ["ledger"], stats.rows, scopes, visible, 5)
+        conn.close()
+    assert found == expected
+    assert len(found) == 5
+    assert read == 0
+
+
 def test_the_property_compares_real_rankings() -> None:
     plan: list[object] = [
         Write("mine", 1, ("ledger don't josé", "don t jose"), frozenset({"a"})),
@@ -304,3 +380,38 @@ def test_the_property_compares_real_rankings() -> None:
     assert compared == 3
     assert swept > 0
     assert rows >= 4
+
+
+def test_the_bound_is_reached_by_a_chunk_of_one_term_repeated() -> None:
+    """A chunk made only of "ledger" holds it as often as its length allows: its bound is its
+    score, so any tighter bound would leave a true top row unread. The others (another word
+    takes a place) score strictly below their bound."""
+    texts = [" ".join(["ledger"] * k) for k in range(1, 6)]
+    texts += [" ".join(["ledger"] * k + ["zinc"]) for k in range(1, 6)]
+
+    async def write(path: Path) -> None:
+        store = SqliteGraphStore(path)
+        await store.open()
+        try:
+            for n, text in enumerate(texts):
+                document = make_document("mine", f"d{n}", text, {"a"})
+                await store.write_document(document, paragraphs(text), "test-embedder")
+        finally:
+            await store.close()
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "store.sqlite"
+        asyncio.run(write(path))
+        conn = sqlite3.connect(path, isolation_level=None)
+        table = fulltext.table_of(conn, "mine")
+        assert table is not None
+        ask = Ask("mine", ("ledger",), frozenset({"a"}), 1)
+        scores, bounds = exact_scores_and_bounds(conn, table, ["ledger"], ask, counted=False)
+        counted = exact_scores_and_bounds(conn, table, ["ledger"], ask, counted=True)
+        conn.close()
+    assert scores.shape == (10,)
+    np.testing.assert_allclose(bounds[:5], scores[:5], rtol=1e-12)
+    assert (bounds[5:] > scores[5:] * (1 + 1e-6)).all()
+    # Held once ("ledger" and "ledger zinc"): the bound is the score.
+    np.testing.assert_array_equal(counted[0], scores)
+    np.testing.assert_allclose(counted[1][[0, 5]], scores[[0, 5]], rtol=1e-12)

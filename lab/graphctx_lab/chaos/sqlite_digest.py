@@ -186,7 +186,7 @@ def _versions(conn: sqlite3.Connection) -> dict[VersionKey, VersionContent]:
     chunks: dict[int, list[tuple[object, ...]]] = {}
     indexed, shapes = chunk_terms(conn), chunk_term_shapes(conn)
     for doc, cid, ordinal, start, end, text, heading, blob, rowid in conn.execute(_CHUNKS):
-        terms = (indexed.get(rowid), *shapes.get(rowid, (None, None)))
+        terms = (indexed.get(rowid), *shapes.get(rowid, (None, None, None)))
         row = (cid, ordinal, start, end, text, heading, _embedding(blob), terms)
         chunks.setdefault(doc, []).append(row)
     support: dict[int, list[tuple[object, ...]]] = {}

@@ -21,6 +21,7 @@ from graphctx.store.sqlite.term_shapes import (
     REGULAR_CHARACTERS,
     irregular_terms,
     is_regular,
+    repeated_terms,
     term_count,
 )
 from graphctx.text.lexical import index_terms
@@ -85,6 +86,27 @@ def test_irregular_terms_match_the_per_term_test(terms: list[str]) -> None:
     stored = " ".join(terms)
     expected = list(dict.fromkeys(t for t in stored.split(" ") if t and not is_regular(t)))
     assert irregular_terms(stored) == " ".join(expected)
+
+
+def test_repeated_terms_are_the_distinct_regular_ones_held_twice_in_order() -> None:
+    stored = "ledger don't 해고 ledger don't x1 해고 ledger née née zinc"
+    assert repeated_terms(stored) == "ledger 해고"
+    assert repeated_terms("ledger zinc don't") == ""
+    assert repeated_terms("") == ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(["ledger", "zinc", "x1", "해고", "don't", "josé", "t"]), max_size=12)
+)
+def test_a_regular_term_not_repeated_is_held_at_most_once(terms: list[str]) -> None:
+    stored = " ".join(terms)
+    repeated = set(repeated_terms(stored).split(" ")) - {""}
+    for term in set(terms):
+        held = terms.count(term)
+        assert (term in repeated) == (is_regular(term) and held > 1)
+        if is_regular(term) and term not in repeated:
+            assert held <= 1
 
 
 def test_term_count_is_the_length_bm25_used() -> None:

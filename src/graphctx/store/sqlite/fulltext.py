@@ -19,23 +19,24 @@ splits it into per-namespace tables when the store is opened, in the schema's tr
 
 Beside each chunk's FTS row the same write records its length (``chunk_term_counts``, the
 BM25 length of its stored terms) and, when it has any, its irregular terms in the
-namespace's second FTS5 table ``chunk_fts_<n>_irregular`` (:mod:`.term_shapes`): together
-they let :mod:`.visible_bm25` know every candidate's length and which candidates truly hold a
-query term without reading the candidates. A store written before them gets both filled on
-open (:func:`index_term_shapes`), in the schema's transaction.
+namespace's second FTS5 table ``chunk_fts_<n>_irregular`` and its repeated regular terms in
+the third, ``chunk_fts_<n>_repeated`` (:mod:`.term_shapes`): together they let
+:mod:`.visible_bm25` know every candidate's length, which candidates truly hold a query term
+and which hold it only once, without reading the candidates. A store written before them
+gets them filled on open (:func:`index_term_shapes`), in the schema's transaction.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from graphctx.store.sqlite.fts5_query import prune_common_terms
 from graphctx.store.sqlite.namespace_stats import NamespaceStats
-from graphctx.store.sqlite.term_shapes import irregular_terms, term_count
-from graphctx.store.sqlite.visible_bm25 import irregular_table, rank_visible
+from graphctx.store.sqlite.term_shapes import irregular_terms, repeated_terms, term_count
+from graphctx.store.sqlite.visible_bm25 import irregular_table, rank_visible, repeated_table
 from graphctx.text.lexical import index_terms_many
 
 __all__ = [
@@ -83,31 +84,42 @@ def _create_table(conn: sqlite3.Connection, namespace: str) -> str:
     name = _name(cursor.lastrowid)
     conn.execute(f"CREATE VIRTUAL TABLE {name} USING fts5 (terms, tokenize = '{FTS_TOKENIZER}')")
     conn.execute(f"CREATE VIRTUAL TABLE {name}_vocab USING fts5vocab ({name}, 'row')")
-    _create_irregular_table(conn, name)
+    _create_shape_tables(conn, name)
     return name
 
 
-def _create_irregular_table(conn: sqlite3.Connection, name: str) -> None:
-    conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {irregular_table(name)}"
-        f" USING fts5 (terms, tokenize = '{FTS_TOKENIZER}')"
-    )
+def _create_shape_tables(conn: sqlite3.Connection, name: str) -> None:
+    for table in (irregular_table(name), repeated_table(name)):
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table}"
+            f" USING fts5 (terms, tokenize = '{FTS_TOKENIZER}')"
+        )
 
 
 def _insert_term_shapes(
     conn: sqlite3.Connection, name: str, rowids: Sequence[int], stored: Sequence[str]
 ) -> None:
-    """Each chunk's length, and its irregular terms (only chunks that have some)."""
+    """Each chunk's length, and its irregular and its repeated terms (only chunks that have
+    some)."""
     conn.executemany(
         "INSERT OR REPLACE INTO chunk_term_counts (id, terms) VALUES (?, ?)",
         zip(rowids, map(term_count, stored), strict=True),
     )
-    irregular = [
-        (rowid, found)
-        for rowid, found in zip(rowids, map(irregular_terms, stored), strict=True)
-        if found
+    _insert_shape(conn, irregular_table(name), rowids, stored, irregular_terms)
+    _insert_shape(conn, repeated_table(name), rowids, stored, repeated_terms)
+
+
+def _insert_shape(
+    conn: sqlite3.Connection,
+    table: str,
+    rowids: Sequence[int],
+    stored: Sequence[str],
+    shape: Callable[[str], str],
+) -> None:
+    found = [
+        (rowid, terms) for rowid, terms in zip(rowids, map(shape, stored), strict=True) if terms
     ]
-    conn.executemany(f"INSERT INTO {irregular_table(name)} (rowid, terms) VALUES (?, ?)", irregular)
+    conn.executemany(f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)", found)
 
 
 def index_chunks(
@@ -124,11 +136,11 @@ def index_chunks(
 
 
 def unindex_document(conn: sqlite3.Connection, namespace: str, doc: int) -> None:
-    """Remove the chunks of one document version from the index (both tables and the
+    """Remove the chunks of one document version from the index (the three tables and the
     lengths)."""
     name = table_of(conn, namespace)
     if name is not None:
-        for table in (name, irregular_table(name)):
+        for table in (name, irregular_table(name), repeated_table(name)):
             conn.execute(
                 f"DELETE FROM {table} WHERE rowid IN (SELECT id FROM chunks WHERE doc = ?)",
                 (doc,),
@@ -195,29 +207,46 @@ def migrate_shared_index(conn: sqlite3.Connection) -> None:
     conn.execute(f"DROP TABLE {_SHARED_TABLE}")
 
 
-def index_term_shapes(conn: sqlite3.Connection) -> None:
-    """Record every indexed chunk's length and irregular terms, from its stored terms (a
-    store written before they were recorded at write time).
+def index_term_shapes(conn: sqlite3.Connection, *, repeated_only: bool = False) -> None:
+    """Record every indexed chunk's length, irregular and repeated terms, from its stored
+    terms (a store written before they were recorded at write time); ``repeated_only``: the
+    repeated terms alone (a store that records the others).
 
-    Runs inside the schema's write transaction: a failure leaves nothing. It rewrites both
+    Runs inside the schema's write transaction: a failure leaves nothing. It rewrites them
     from scratch, so running it again gives the same rows.
     """
     for (row_id,) in conn.execute("SELECT id FROM fulltext_tables ORDER BY id").fetchall():
         name = _name(row_id)
-        _create_irregular_table(conn, name)
-        conn.execute(f"DELETE FROM {irregular_table(name)}")
+        _create_shape_tables(conn, name)
+        rewritten = (
+            [repeated_table(name)]
+            if repeated_only
+            else [irregular_table(name), repeated_table(name)]
+        )
+        for table in rewritten:
+            conn.execute(f"DELETE FROM {table}")
         rows = conn.execute(f"SELECT rowid, terms FROM {name}").fetchall()
-        _insert_term_shapes(conn, name, [r for r, _ in rows], [str(t) for _, t in rows])
+        rowids, stored = [r for r, _ in rows], [str(t) for _, t in rows]
+        if repeated_only:
+            _insert_shape(conn, repeated_table(name), rowids, stored, repeated_terms)
+        else:
+            _insert_term_shapes(conn, name, rowids, stored)
 
 
-def chunk_term_shapes(conn: sqlite3.Connection) -> dict[int, tuple[int | None, str | None]]:
-    """Every chunk's recorded BM25 length and its irregular stored terms (None where the
-    chunk has no such row), by chunk row id: what the lazy ranking reads besides the terms."""
+def chunk_term_shapes(
+    conn: sqlite3.Connection,
+) -> dict[int, tuple[int | None, str | None, str | None]]:
+    """Every chunk's recorded BM25 length, its irregular and its repeated stored terms (None
+    where the chunk has no such row), by chunk row id: what the lazy ranking reads besides
+    the terms."""
     lengths = dict(conn.execute("SELECT id, terms FROM chunk_term_counts").fetchall())
     irregular: dict[int, str] = {}
+    repeated: dict[int, str] = {}
     for (row_id,) in conn.execute("SELECT id FROM fulltext_tables ORDER BY id").fetchall():
-        table = irregular_table(_name(row_id))
-        irregular.update(conn.execute(f"SELECT rowid, terms FROM {table}").fetchall())
+        name = _name(row_id)
+        irregular.update(conn.execute(f"SELECT rowid, terms FROM {irregular_table(name)}"))
+        repeated.update(conn.execute(f"SELECT rowid, terms FROM {repeated_table(name)}"))
     return {
-        rowid: (lengths.get(rowid), irregular.get(rowid)) for rowid in lengths.keys() | irregular
+        rowid: (lengths.get(rowid), irregular.get(rowid), repeated.get(rowid))
+        for rowid in lengths.keys() | irregular.keys() | repeated.keys()
     }

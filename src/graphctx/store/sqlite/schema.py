@@ -12,8 +12,9 @@ from graphctx.store.sqlite.fulltext import index_term_shapes, migrate_shared_ind
 # migrated on open.
 # 3: each chunk's length (chunk_term_counts) and irregular terms (chunk_fts_<n>_irregular)
 # recorded at write time; an older file gets them filled on open.
-SCHEMA_VERSION = 3
-_MIGRATED_VERSIONS = frozenset({1, 2})
+# 4: each chunk's repeated regular terms (chunk_fts_<n>_repeated) too; filled likewise.
+SCHEMA_VERSION = 4
+_MIGRATED_VERSIONS = frozenset({1, 2, 3})
 APPLICATION_ID = 0x67637478  # "gctx": marks the file as a graphctx store
 BUSY_TIMEOUT_MS = 10_000
 
@@ -175,8 +176,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
     (version,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     migrate_shared_index(conn)
     if int(version) in _MIGRATED_VERSIONS:
-        if int(version) < 3:
-            index_term_shapes(conn)
+        if int(version) < 4:
+            index_term_shapes(conn, repeated_only=int(version) == 3)
         conn.execute(
             "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
         )

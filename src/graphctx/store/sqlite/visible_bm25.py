@@ -16,10 +16,17 @@ reading every candidate, and candidates are read lazily:
   also match ``t`` among the chunk's irregular terms (the namespace's second table) got the
   token from a regular stored term, which is ``t``: it holds ``t``. Only the chunks matching
   in both tables, and every match of an irregular ``t`` (rare), are read to count ``t``.
-- MaxScore: a candidate's score is below the sum of ``idf(t) * (k1 + 1)`` over the terms it
-  matched. Candidates are read, highest bound first, in batches, until no unread one's bound
-  reaches the ``limit``-th best exact score; a bound equal to it is read (ties are broken
-  exactly, by row id). The rows left unread score strictly below every returned row.
+- Counts: a regular ``t`` a chunk holds more than once is among its repeated terms (the
+  namespace's third table, :func:`~graphctx.store.sqlite.term_shapes.repeated_terms`). A
+  candidate holding every term it matched (not doubtful) none of which matches among its
+  repeated terms holds each exactly once: it is counted without being read.
+- MaxScore: the other unread candidates hold each term they matched at least once, so any
+  one of them at most ``length - matched + 1`` times (the query terms are distinct; the
+  length counts the stored terms), and such a candidate's score is at most BM25 at its own
+  length with that count for each repeated term and one for the others (the score grows
+  with the count). They are read, highest bound first, in batches, until no unread one's
+  bound reaches the ``limit``-th best exact score; a bound equal to it is read (ties are
+  broken exactly, by row id). The rows left unread score strictly below every returned row.
 
 Each read row's count of each term it matched is the number of its stored terms equal to the
 term, and its score the float :func:`~graphctx.store.bm25.best_rows` gives any row from the
@@ -37,12 +44,12 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from graphctx.store.bm25 import BM25_K1, CandidateTable, PoolStatistics, best_rows, idf
+from graphctx.store.bm25 import BM25_B, BM25_K1, CandidateTable, PoolStatistics, best_rows, idf
 from graphctx.store.sqlite.fts5_query import or_expression
 from graphctx.store.sqlite.namespace_stats import RowScopes
 from graphctx.store.sqlite.term_shapes import is_regular
 
-__all__ = ["irregular_table", "occurrences", "rank_visible"]
+__all__ = ["irregular_table", "occurrences", "rank_visible", "repeated_table"]
 
 
 def occurrences(padded: str, term: str) -> int:
@@ -76,6 +83,27 @@ def irregular_table(table: str) -> str:
     return f"{table}_irregular"
 
 
+def repeated_table(table: str) -> str:
+    """The name of the table holding ``table``'s chunks' repeated regular terms."""
+    return f"{table}_repeated"
+
+
+def _also_matching(
+    conn: sqlite3.Connection,
+    table: str,
+    terms: Sequence[str],
+    holders: Sequence[npt.NDArray[np.int64]],
+) -> list[npt.NDArray[np.int64]]:
+    """Per term, its holders that also match it in ``table`` (all of them for an irregular
+    term). Both sides are ascending row ids, each once (FTS5 matches a row once)."""
+    return [
+        np.intersect1d(holding, _holding(conn, table, term), assume_unique=True)
+        if is_regular(term)
+        else holding
+        for term, holding in zip(terms, holders, strict=True)
+    ]
+
+
 def rank_visible(
     conn: sqlite3.Connection,
     table: str,
@@ -94,18 +122,17 @@ def rank_visible(
     if shown.shape[0] == 0 or limit <= 0:
         return []
     pool = _Pool(conn, table, terms, shown, lengths[places])
-    doubtful = [  # both sides are ascending row ids, each once (FTS5 matches a row once)
-        np.intersect1d(holding, _holding(conn, irregular_table(table), term), assume_unique=True)
-        if is_regular(term)
-        else holding
-        for term, holding in zip(terms, holders, strict=True)
-    ]
     for column, holding in enumerate(holders):
         pool.matched[np.searchsorted(shown, holding), column] = True
+    doubtful = _also_matching(conn, irregular_table(table), terms, holders)
     pool.read(np.unique(np.searchsorted(shown, np.concatenate(doubtful))))
+    repeated = np.zeros_like(pool.matched)
+    for column, holding in enumerate(_also_matching(conn, repeated_table(table), terms, holders)):
+        repeated[np.searchsorted(shown, holding), column] = True
+    pool.count_once(repeated)
     statistics = pool.statistics()
-    best = pool.best(statistics, visible, limit)
-    bound = pool.matched @ _term_bounds(statistics, visible)
+    best = pool.best(statistics, visible, limit, np.flatnonzero(pool.done))
+    bound = pool.bounds(statistics, visible, repeated)
     batch = max(limit, _MIN_BATCH)
     while True:
         kth = best[-1][1] if len(best) == limit else -math.inf
@@ -113,18 +140,18 @@ def rank_visible(
         if waiting.shape[0] == 0:
             break
         order = np.argsort(-bound[waiting], kind="stable")[:batch]
-        pool.read(waiting[order])
-        best = pool.best(statistics, visible, limit)
+        picked = waiting[order]
+        pool.read(picked)
+        # The best of the read rows are the best of the previous best and the rows just read:
+        # the order (score, then row id) is total, and a row's score does not depend on which
+        # rows are ranked with it.
+        kept = np.fromiter((row for row, _ in best), dtype=np.intp, count=len(best))
+        best = pool.best(statistics, visible, limit, np.concatenate([kept, picked]))
     return _with_chunk_ids(conn, [(int(shown[row]), score) for row, score in best])
 
 
 _MIN_BATCH: Final = 64  # candidates read per round past the first ``limit``
 _BOUND_SLACK: Final = 1e-9  # relative: a bound is read when within this of the k-th score
-
-
-def _term_bounds(statistics: PoolStatistics, visible: int) -> npt.NDArray[np.float64]:
-    """Per query term, the most a chunk holding it can get from it: ``idf * (k1 + 1)``."""
-    return np.array([idf(visible, n) * (BM25_K1 + 1) for n in statistics.holding], dtype=np.float64)
 
 
 class _Pool:
@@ -178,9 +205,33 @@ class _Pool:
             tuple(int(n) for n in holds.sum(axis=0).tolist()),
         )
 
-    def best(self, statistics: PoolStatistics, visible: int, limit: int) -> list[tuple[int, float]]:
-        """``(candidate, score)`` of the ``limit`` best read candidates."""
-        read = np.flatnonzero(self.done)
+    def count_once(self, repeated: npt.NDArray[np.bool_]) -> None:
+        """Settle without reading every unread candidate none of whose matched terms is in
+        ``repeated`` (rows x terms: it holds the term more than once): it holds each exactly
+        once. The others get a count of one for their terms not repeated."""
+        unread = ~self.done
+        self.frequencies[unread] = self.matched[unread] & ~repeated[unread]
+        self.done[unread & ~(self.matched & repeated).any(axis=1)] = True
+
+    def bounds(
+        self, statistics: PoolStatistics, visible: int, repeated: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.float64]:
+        """Per candidate, the most an unread one can score: BM25 at its length with each
+        term it matched counted once, or, where ``repeated``, ``length - matched + 1`` times
+        (every other term it matched takes at least one of its stored terms)."""
+        average_length = max(1e-9, statistics.total_length / statistics.size)
+        norm = BM25_K1 * ((1 - BM25_B) + (BM25_B * self.lengths) / average_length)
+        most = np.maximum(self.lengths - self.matched.sum(axis=1) + 1, 1)
+        counts = np.where(self.matched & repeated, most[:, None], self.matched)
+        weights = np.array([idf(visible, n) for n in statistics.holding], dtype=np.float64)
+        parts = weights * counts * (BM25_K1 + 1) / (counts + norm[:, None])
+        bounds: npt.NDArray[np.float64] = np.where(counts > 0, parts, 0.0).sum(axis=1)
+        return bounds
+
+    def best(
+        self, statistics: PoolStatistics, visible: int, limit: int, read: npt.NDArray[np.intp]
+    ) -> list[tuple[int, float]]:
+        """``(candidate, score)`` of the ``limit`` best of the read candidates at ``read``."""
         table = CandidateTable(self.shown[read], self.lengths[read], self.frequencies[read])
         return [
             (int(read[row]), score) for row, score in best_rows(table, statistics, visible, limit)
