@@ -10,8 +10,9 @@ The exact score the scan ranks by (:func:`~graphctx.store.sqlite.vector_scan.exa
 is ``r . q`` rounded once to float32 after a float64 sum: within ``2^-24 |r| |q|`` (rounding)
 plus about ``2^-44 |r| |q|`` (the sum). A row's slack therefore adds ``2^-23 |r|``, whose
 spare ``2^-24 |r| |q|`` also covers every float64 rounding in computing the bound itself
-(relative errors near ``2^-52``). So ``s t D -+ (s |c| |f| + slack |q|)`` brackets the exact
-score of every row.
+(relative errors near ``2^-52``), and a constant ``2^-140`` the absolute rounding of a float32
+subnormal. So ``s t D -+ (s |c| |f| + slack |q| + 2^-140)`` brackets the exact score of every
+row. Scores that could overflow float32 (``|r| |q| > 2^120``) are left to the float32 scan.
 
 The integer kernel is numkong's (the optional ``fastscan`` extra): numpy has no fast int8 dot
 product (about 7x slower than float32 BLAS on the same rows). Without it no copy is kept and
@@ -29,8 +30,10 @@ import numpy.typing as npt
 
 __all__ = [
     "KERNEL",
+    "CodeCopy",
     "QueryCodes",
     "RowCodes",
+    "assembled",
     "bounds",
     "encode",
     "extended",
@@ -43,8 +46,10 @@ F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
 I8 = npt.NDArray[np.int8]
 CODE_MAX = 127
-ENCODE_BATCH = 4096  # rows converted to float64 per step (bounds the transient memory)
+ENCODE_BATCH = 256  # rows converted to float64 per step (their temporaries stay in cache)
 _ROUNDING_SLACK = 2.0**-23
+_UNDERFLOW_SLACK = 2.0**-140  # a float32 subnormal rounds with an absolute error <= 2^-150
+NORM_PRODUCT_LIMIT = 2.0**120  # beyond this a float32 score may overflow: no int8 pass
 
 
 def _kernel() -> ModuleType | None:
@@ -75,17 +80,18 @@ def with_room(capacity: int, dim: int) -> I8:
 
 def _encode_into(rows: F32, out: I8) -> tuple[F64, F64, F64] | None:
     wide = rows.astype(np.float64)
-    if not np.isfinite(wide).all():
-        return None
     top = np.abs(wide).max(axis=1, initial=0.0)
+    if not np.isfinite(top).all():  # max propagates NaN and infinity
+        return None
+    norms = np.sqrt(np.einsum("ij,ij->i", wide, wide))
     scale = np.where(top > 0, top / CODE_MAX, 1.0)
-    codes = np.rint(wide / scale[:, None])
+    codes = wide / scale[:, None]
+    np.rint(codes, out=codes)
     out[:] = codes
-    rest = wide - scale[:, None] * codes
     spread = scale * np.sqrt(np.einsum("ij,ij->i", codes, codes))
-    slack = np.sqrt(np.einsum("ij,ij->i", rest, rest)) + _ROUNDING_SLACK * np.sqrt(
-        np.einsum("ij,ij->i", wide, wide)
-    )
+    codes *= scale[:, None]
+    wide -= codes  # the remainder d = r - s c
+    slack = np.sqrt(np.einsum("ij,ij->i", wide, wide)) + _ROUNDING_SLACK * norms
     return scale, spread, slack
 
 
@@ -115,6 +121,39 @@ def encode(matrix: F32, capacity: int) -> RowCodes | None:
     if per_row is None:
         return None
     return RowCodes(buffer[: matrix.shape[0]], buffer, *per_row)
+
+
+CodeCopy = tuple[npt.NDArray[np.intp], RowCodes | None, npt.NDArray[np.int64]]
+
+
+def assembled(matrix: F32, capacity: int, copies: list[CodeCopy]) -> RowCodes | None:
+    """The codes of ``matrix`` in a new buffer of ``capacity`` rows, copied where a row's
+    codes are already held (``(rows, source, source rows)``: the same float row, so the same
+    codes) and encoded for the others."""
+    if KERNEL is None or any(source is None for _, source, _ in copies):
+        return None
+    size = matrix.shape[0]
+    buffer = with_room(capacity, matrix.shape[1])
+    scale, spread, slack = (np.empty(size, dtype=np.float64) for _ in range(3))
+    copied = np.zeros(size, dtype=np.bool_)
+    for rows, source, slots in copies:
+        assert source is not None
+        buffer[rows] = source.codes[slots]
+        scale[rows], spread[rows], slack[rows] = (
+            source.scale[slots],
+            source.spread[slots],
+            source.slack[slots],
+        )
+        copied[rows] = True
+    missing = np.flatnonzero(~copied)
+    if missing.shape[0]:
+        fresh = with_room(missing.shape[0], matrix.shape[1])
+        per_row = _encode_rows(matrix[missing], fresh)
+        if per_row is None:
+            return None
+        buffer[missing] = fresh
+        scale[missing], spread[missing], slack[missing] = per_row
+    return RowCodes(buffer[:size], buffer, scale, spread, slack)
 
 
 def extended(old: RowCodes | None, size: int, added: F32, buffer: I8) -> RowCodes | None:
@@ -176,5 +215,5 @@ def bounds(rows: RowCodes, q: QueryCodes) -> tuple[F64, F64]:
     assert KERNEL is not None
     dots = np.asarray(KERNEL.cdist(q.codes[None], rows.codes, metric="dot")).reshape(-1)
     estimate = (rows.scale * q.scale) * dots
-    error = rows.spread * q.remainder + rows.slack * q.norm
+    error = rows.spread * q.remainder + rows.slack * q.norm + _UNDERFLOW_SLACK
     return estimate - error, estimate + error

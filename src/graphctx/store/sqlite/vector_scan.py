@@ -55,11 +55,14 @@ def _coarse_codes(
     groups: Sequence[ScopeGroup], q: F32
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
     """(lower, upper) bounds on every visible row's exact score from the int8 copies, in
-    the order of ``groups``; None when a group has none (or the query is not finite)."""
+    the order of ``groups``; None when a group has none, or the query is not finite or so
+    long that a score might overflow."""
     query = vector_codes.query_codes(q)
     held = [g.codes for g in groups if g.codes is not None]
     if query is None or len(held) < len(groups):
         return None
+    if not query.norm * max(g.max_norm for g in groups) <= vector_codes.NORM_PRODUCT_LIMIT:
+        return None  # (also when a float32 row norm overflowed: inf * 0 is NaN)
     if len(held) > MAX_SEPARATE_GROUPS:
         held = [vector_codes.joined(held)]
     parts = [vector_codes.bounds(c, query) for c in held]

@@ -270,13 +270,18 @@ def _rebuild(
             continue
         buffer = with_capacity(ids.shape[0], dim)
         in_memory = np.zeros(ids.shape[0], dtype=np.bool_)
+        copies: list[vector_codes.CodeCopy] = []
         if held_ids.shape[0]:
             at = np.searchsorted(held_ids, ids).clip(max=held_ids.shape[0] - 1)
             in_memory = held_ids[at] == ids
             for n in np.unique(held_owner[at[in_memory]]).tolist():
                 mine = in_memory & (held_owner[at] == n)
-                buffer[np.flatnonzero(mine)] = sources[n].matrix[held_slot[at[mine]]]
+                slots = held_slot[at[mine]]
+                buffer[np.flatnonzero(mine)] = sources[n].matrix[slots]
+                copies.append((np.flatnonzero(mine), sources[n].codes, slots))
         if not in_memory.all():
             _fill({key: (buffer, ids, 0)}, _rows_by_id(conn, ids[~in_memory]))
-        groups[key] = _group(key, ids, buffer)
+        matrix = buffer[: ids.shape[0]]
+        codes = vector_codes.assembled(matrix, buffer.shape[0], copies)
+        groups[key] = ScopeGroup(key, ids, matrix, buffer, max_norm_of(matrix), codes)
     return _finish(generation, layout, dim, placed.last_rowid, groups)
