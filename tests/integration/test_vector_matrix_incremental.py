@@ -18,6 +18,7 @@ from graphctx.errors import InvalidDocumentError
 from graphctx.store.sqlite import schema
 from graphctx.store.sqlite.namespace_stats import NamespaceStats, StatsCache
 from graphctx.store.sqlite.store import SqliteGraphStore
+from graphctx.store.sqlite.vector_codes import KERNEL, RowCodes
 from graphctx.store.sqlite.vector_groups import NamespaceMatrix
 from graphctx.store.sqlite.vectors import VectorCache
 from graphctx.testing.fixtures import make_document, paragraphs
@@ -64,7 +65,21 @@ def _same_matrix(a: NamespaceMatrix, b: NamespaceMatrix) -> bool:
         np.array_equal(a.groups[k].rowids, b.groups[k].rowids)
         and a.groups[k].matrix.tobytes() == b.groups[k].matrix.tobytes()
         and a.groups[k].max_norm == b.groups[k].max_norm
+        and _same_codes(a.groups[k].codes, b.groups[k].codes)
         for k in a.groups
+    )
+
+
+def _same_codes(a: RowCodes | None, b: RowCodes | None) -> bool:
+    """The int8 copy follows the rows: the same codes and scales bit for bit, the same
+    bounds to within the float64 rounding of their norms (which the bounds' slack covers)."""
+    if a is None or b is None:
+        return a is b
+    return (
+        a.codes.tobytes() == b.codes.tobytes()
+        and a.scale.tobytes() == b.scale.tobytes()
+        and np.allclose(a.spread, b.spread, rtol=1e-12, atol=0)
+        and np.allclose(a.slack, b.slack, rtol=1e-12, atol=0)
     )
 
 
@@ -103,9 +118,11 @@ def test_a_refreshed_matrix_equals_a_fresh_load_after_every_write(
                         continue
                     kept = _snapshot(conn, vectors, stats)
                     fresh = _snapshot(conn, VectorCache(), StatsCache())
+                    held = [g.codes is not None for g in kept[0].groups.values()]
                     outcomes.append(
                         _same_matrix(kept[0], fresh[0])
                         and (kept[1].sizes, kept[1].total) == (fresh[1].sizes, fresh[1].total)
+                        and all(h == (KERNEL is not None) for h in held)
                     )
             finally:
                 conn.close()

@@ -6,7 +6,8 @@ scopes), each scanned as one contiguous slice: no mask, no copy, no hidden row r
 owns spare capacity past its rows, where an append writes; older matrices, which readers on
 older snapshots may still hold, view only the rows before it. A group that loses or gains
 rows other than at its end is rebuilt as a new array, so no array a reader holds ever changes
-under it. Chunks of a document with no scopes are visible to nobody and are not held.
+under it. The group's int8 copy (``codes``) follows the same rules, row for row. Chunks of a
+document with no scopes are visible to nobody and are not held.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+
+from graphctx.store.sqlite.vector_codes import RowCodes
 
 __all__ = ["Int64Array", "NamespaceMatrix", "ScopeGroup", "group_index", "with_capacity"]
 
@@ -30,6 +33,7 @@ class ScopeGroup:
     matrix: F32  # (size, dim): ``buffer[:size]``
     buffer: F32  # (capacity, dim)
     max_norm: float  # largest row norm, for the re-scoring band
+    codes: RowCodes | None = None  # the int8 copy for the coarse pass (:mod:`.vector_codes`)
 
     @property
     def size(self) -> int:

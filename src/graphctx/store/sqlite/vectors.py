@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
+from graphctx.store.sqlite import vector_codes
 from graphctx.store.sqlite.scope_layout import FullLayouts, ScopeLayout, layout_count
 from graphctx.store.sqlite.vector_groups import (
     F32,
@@ -170,7 +171,8 @@ def _finish(
 
 def _group(key: frozenset[str], rowids: Int64Array, buffer: F32) -> ScopeGroup:
     matrix = buffer[: rowids.shape[0]]
-    return ScopeGroup(key, rowids, matrix, buffer, max_norm_of(matrix))
+    codes = vector_codes.encode(matrix, buffer.shape[0])
+    return ScopeGroup(key, rowids, matrix, buffer, max_norm_of(matrix), codes)
 
 
 # --- the three refreshes ------------------------------------------------------------------
@@ -211,13 +213,31 @@ def _extend(
     _fill(targets, _rows(conn, namespace, cached.last_rowid))
     for key, (buffer, new_ids, size) in targets.items():
         old = groups.get(key)
-        rowids = new_ids if old is None else np.concatenate([old.rowids, new_ids])
-        added = max_norm_of(buffer[size : size + new_ids.shape[0]])
-        matrix = buffer[: rowids.shape[0]]
+        if old is None:
+            groups[key] = _group(key, new_ids, buffer)
+            continue
+        rowids = np.concatenate([old.rowids, new_ids])
+        added = buffer[size : rowids.shape[0]]
         groups[key] = ScopeGroup(
-            key, rowids, matrix, buffer, max(added, 0.0 if old is None else old.max_norm)
+            key,
+            rowids,
+            buffer[: rowids.shape[0]],
+            buffer,
+            max(max_norm_of(added), old.max_norm),
+            _extended_codes(old, added, buffer.shape[0]),
         )
     return _finish(generation, cached.layout, dim, placed.last_rowid, groups)
+
+
+def _extended_codes(old: ScopeGroup, added: F32, capacity: int) -> vector_codes.RowCodes | None:
+    """``old``'s int8 copy plus ``added``'s rows: written into its spare room past its rows
+    when there is enough, else into a new buffer of ``capacity`` rows."""
+    if old.codes is None:
+        return None
+    room = old.codes.buffer
+    if room.shape[0] < old.size + added.shape[0]:
+        room = vector_codes.with_room(capacity, added.shape[1])
+    return vector_codes.extended(old.codes, old.size, added, room)
 
 
 def _rebuild(
@@ -250,13 +270,18 @@ def _rebuild(
             continue
         buffer = with_capacity(ids.shape[0], dim)
         in_memory = np.zeros(ids.shape[0], dtype=np.bool_)
+        copies: list[vector_codes.CodeCopy] = []
         if held_ids.shape[0]:
             at = np.searchsorted(held_ids, ids).clip(max=held_ids.shape[0] - 1)
             in_memory = held_ids[at] == ids
             for n in np.unique(held_owner[at[in_memory]]).tolist():
                 mine = in_memory & (held_owner[at] == n)
-                buffer[np.flatnonzero(mine)] = sources[n].matrix[held_slot[at[mine]]]
+                slots = held_slot[at[mine]]
+                buffer[np.flatnonzero(mine)] = sources[n].matrix[slots]
+                copies.append((np.flatnonzero(mine), sources[n].codes, slots))
         if not in_memory.all():
             _fill({key: (buffer, ids, 0)}, _rows_by_id(conn, ids[~in_memory]))
-        groups[key] = _group(key, ids, buffer)
+        matrix = buffer[: ids.shape[0]]
+        codes = vector_codes.assembled(matrix, buffer.shape[0], copies)
+        groups[key] = ScopeGroup(key, ids, matrix, buffer, max_norm_of(matrix), codes)
     return _finish(generation, layout, dim, placed.last_rowid, groups)
