@@ -54,7 +54,9 @@ def sources(data: Path, count: int) -> list[SourceDocument]:
         size = 8 + (i * 7) % 33
         picked = [passages[(i * 97 + k * 13) % len(passages)] for k in range(size)]
         text = "\n\n".join(f"## {p.title}\n\n{p.text}" for p in picked)
-        meta = DocumentMetadata(document_id=f"long-{i}", title=f"long {i}", scopes=(f"s{i % SCOPE_COUNT}",))
+        meta = DocumentMetadata(
+            document_id=f"long-{i}", title=f"long {i}", scopes=(f"s{i % SCOPE_COUNT}",)
+        )
         out.append(SourceDocument(f"bench://long/{i}", MediaType.MARKDOWN, text, meta))
     for i, text in enumerate(("word", "a   b\n\n\n   c", "repeat " * 400, "가" * 3000, "x")):
         meta = DocumentMetadata(document_id=f"edge-{i}", title=None, scopes=("s0",))
@@ -77,7 +79,11 @@ async def run(data: Path, count: int) -> dict[str, object]:
         try:
             started = time.perf_counter()
             report = await ingest_sources(
-                store, embedder, docs, ROOT, IngestDefaults(namespace="p", source_uri_prefix="bench://")
+                store,
+                embedder,
+                docs,
+                ROOT,
+                IngestDefaults(namespace="p", source_uri_prefix="bench://"),
             )
             elapsed = time.perf_counter() - started
             assert not report.errors, report.errors[:3]
@@ -101,7 +107,10 @@ async def run(data: Path, count: int) -> dict[str, object]:
         finally:
             await store.close()
     texts = [row[6] for row in rows]
-    flat = [embedder.embed_documents(texts[i : i + 64]).tobytes().hex() for i in range(0, len(texts), 64)]
+    flat = [
+        embedder.embed_documents(texts[i : i + 64]).tobytes().hex()
+        for i in range(0, len(texts), 64)
+    ]
     return {
         "shares_passes": getattr(embedder, "_shares_passes", None),
         "documents": len(docs),
