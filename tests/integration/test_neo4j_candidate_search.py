@@ -23,6 +23,23 @@ SETTINGS = [
 ]
 
 
+SCOPE_GRANTS = (frozenset({"eng"}), frozenset({"eng", "ops", "hr"}))
+
+
+def _written_namespace(runner: asyncio.Runner, store: Neo4jGraphStore) -> str:
+    """A new namespace of 24 short documents over three scopes."""
+    namespace = "t" + uuid.uuid4().hex[:12]
+    for i in range(24):
+        text = " ".join(WORDS[(i + j) % len(WORDS)] for j in range(i % 5 + 2))
+        doc = make_document(namespace, f"d{i}", text, {["eng", "ops", "hr"][i % 3]})
+        runner.run(store.write_document(doc, paragraphs(doc.text), "test"))
+    return namespace
+
+
+async def _ready(vector: Vector) -> Vector:
+    return vector
+
+
 @pytest.mark.parametrize(("strategy", "exact_max"), SETTINGS, ids=lambda s: str(s))
 def test_candidate_lists_equal_the_separate_searches(
     neo4j_runner: asyncio.Runner,
@@ -30,21 +47,15 @@ def test_candidate_lists_equal_the_separate_searches(
     strategy: VectorStrategy,
     exact_max: int,
 ) -> None:
-    namespace = "t" + uuid.uuid4().hex[:12]
-    for i in range(24):
-        text = " ".join(WORDS[(i + j) % len(WORDS)] for j in range(i % 5 + 2))
-        doc = make_document(namespace, f"d{i}", text, {["eng", "ops", "hr"][i % 3]})
-        neo4j_runner.run(neo4j_store.write_document(doc, paragraphs(doc.text), "test"))
+    namespace = _written_namespace(neo4j_runner, neo4j_store)
     neo4j_store.vector_strategy, neo4j_store.exact_max_chunks = strategy, exact_max
     vector = unit_vector("kafka topic")
-
-    async def embedded() -> Vector:
-        return vector
-
-    for scopes in (frozenset({"eng"}), frozenset({"eng", "ops", "hr"})):
+    for scopes in SCOPE_GRANTS:
         deadline = time.monotonic() + 60
         found = neo4j_runner.run(
-            neo4j_store.search_candidates(namespace, "kafka topic", embedded(), scopes, 5, deadline)
+            neo4j_store.search_candidates(
+                namespace, "kafka topic", _ready(vector), scopes, 5, deadline
+            )
         )
         assert found.fulltext is not None
         assert found.vector is not None
@@ -65,21 +76,15 @@ def test_candidate_views_are_the_scoped_fetch_of_every_hit(
     strategy: VectorStrategy,
     exact_max: int,
 ) -> None:
-    namespace = "t" + uuid.uuid4().hex[:12]
-    for i in range(24):
-        text = " ".join(WORDS[(i + j) % len(WORDS)] for j in range(i % 5 + 2))
-        doc = make_document(namespace, f"d{i}", text, {["eng", "ops", "hr"][i % 3]})
-        neo4j_runner.run(neo4j_store.write_document(doc, paragraphs(doc.text), "test"))
+    namespace = _written_namespace(neo4j_runner, neo4j_store)
     neo4j_store.vector_strategy, neo4j_store.exact_max_chunks = strategy, exact_max
     vector = unit_vector("kafka topic")
-
-    async def embedded() -> Vector:
-        return vector
-
-    for scopes in (frozenset({"eng"}), frozenset({"eng", "ops", "hr"})):
+    for scopes in SCOPE_GRANTS:
         deadline = time.monotonic() + 60
         found = neo4j_runner.run(
-            neo4j_store.search_candidates(namespace, "kafka topic", embedded(), scopes, 5, deadline)
+            neo4j_store.search_candidates(
+                namespace, "kafka topic", _ready(vector), scopes, 5, deadline
+            )
         )
         assert found.fulltext is not None
         assert found.fulltext.hits is not None
