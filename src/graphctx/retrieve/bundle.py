@@ -78,6 +78,9 @@ async def finish_bundle(
                 request.query,
                 [r.view.text for r in ranked],
                 named_entities=fetched.named_entities,
+                indexed={
+                    r.view.text: r.view.text_terms for r in ranked if r.view.text_terms is not None
+                },
             )
             report = stage_report(
                 Stage.RELEVANCE, StageStatus.OK, started, len(ranked), relevance.explain()

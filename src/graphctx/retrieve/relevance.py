@@ -17,7 +17,7 @@ another shares no words with it and is refused even when the embedder found the 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -81,10 +81,28 @@ def _term_set(text: str) -> TermSet:
 _CHUNK_TERMS: Final = TextMemo(_term_set, CHUNK_TERMS_CACHE)
 
 
-def _pool_terms(pool: Sequence[str]) -> list[TermSet]:
-    """The terms of each text of ``pool``: memoised ones looked up, the others analysed
-    together (each distinct word of them stemmed once) and memoised."""
-    known = [_CHUNK_TERMS.lookup(text) for text in pool]
+@dataclass(frozen=True)
+class _IndexedTerms:
+    """A text's terms as the store indexed them (``index_terms(text)``, space-separated) as a
+    membership test: ``term in _IndexedTerms`` exactly when ``term in analyze(text)``
+    (no term holds a space, so each is delimited by spaces in the padded string)."""
+
+    padded: str  # " " + terms + " ", or "" for a text without terms
+
+    def __contains__(self, term: object) -> bool:
+        return isinstance(term, str) and f" {term} " in self.padded
+
+
+def _pool_terms(pool: Sequence[str], indexed: Mapping[str, str]) -> list[Container[str]]:
+    """The terms of each text of ``pool``: the store's (``indexed``, by text) where it has
+    them, memoised ones looked up, the others analysed together (each distinct word of them
+    stemmed once) and memoised."""
+    known: list[Container[str] | None] = [
+        _IndexedTerms(f" {indexed[text]} " if indexed[text] else "")
+        if text in indexed
+        else _CHUNK_TERMS.lookup(text)
+        for text in pool
+    ]
     missing = [text for text, terms in zip(pool, known, strict=True) if terms is None]
     analysed = dict(zip(missing, term_sets_many(missing), strict=True))
     for text, terms in analysed.items():
@@ -94,15 +112,23 @@ def _pool_terms(pool: Sequence[str]) -> list[TermSet]:
     ]
 
 
-def assess_relevance(query: str, pool: Sequence[str], *, named_entities: int = 0) -> Relevance:
+def assess_relevance(
+    query: str,
+    pool: Sequence[str],
+    *,
+    named_entities: int = 0,
+    indexed: Mapping[str, str] | None = None,
+) -> Relevance:
     """Whether the candidates ``pool`` (texts, best first) speak to ``query``; a query that
-    names a visible entity of the graph is answerable from that entity's evidence."""
+    names a visible entity of the graph is answerable from that entity's evidence.
+    ``indexed``: ``index_terms(text)`` of those texts the store read with their chunks (a
+    chunk's :attr:`~graphctx.store.records.ChunkView.text_terms`); the others are analysed."""
     terms = [t for t in dict.fromkeys(analyze(query)) if t not in STOP_TERMS]
     if named_entities:
         return Relevance(1.0, len(terms), len(terms), named_entities)
     if not terms or not pool:
         return Relevance(0.0, len(terms), 0)
-    analysed = _pool_terms(pool)
+    analysed = _pool_terms(pool, indexed or {})
     size = len(analysed)
     frequency = {t: sum(t in chunk for chunk in analysed) for t in terms}
     weight = {t: math.log((size + 1) / (frequency[t] + 0.5)) for t in terms}

@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from graphctx.contract import NodeKind
 from graphctx.errors import DocumentConflictError, InvalidDocumentError
+from graphctx.text.lexical import analyze
 
 Vector = npt.NDArray[np.float32]
 
@@ -80,6 +81,19 @@ def fulltext_source(document: NewDocument, chunk: NewChunk) -> str:
     """What the full-text index analyses for a chunk, on either backend: its heading path,
     its document's title and its text."""
     return " ".join([*chunk.heading_path, document.title or "", chunk.text])
+
+
+def text_terms(indexed: str, heading_path: Iterable[str], title: str | None) -> str:
+    """The terms of a chunk's own text among ``indexed``, the stored terms of its
+    :func:`fulltext_source`: ``index_terms(text)``, provided ``indexed`` was written by the
+    current analyser.
+
+    No analysed term spans or holds a space, so the terms of texts joined by spaces are each
+    text's terms in turn: the stored ones are the heading path's and title's, then the
+    text's. The text's are what follows the first ``len(analyze(heading path and title))``."""
+    prefix = len(analyze(" ".join([*heading_path, title or ""])))
+    parts = indexed.split(" ", prefix)
+    return parts[prefix] if len(parts) > prefix else ""
 
 
 @dataclass(frozen=True)
@@ -176,6 +190,9 @@ class ChunkView:
     superseded: bool  # a newer version exists or the document declares a successor
     superseded_by: str | None
     page_starts: tuple[int, ...] = ()  # where each page starts in the document text (PDF)
+    # index_terms(text), space-separated, read from the full-text index where the store can
+    # vouch its current analyser wrote it (None: unknown; relevance then analyses the text)
+    text_terms: str | None = field(default=None, compare=False, repr=False)
 
     def pages(self, start_char: int, end_char: int) -> tuple[int, int] | None:
         """The first and last page (1-based) a span of the document text lies on."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import Stemmer
 
 __all__ = [
+    "ANALYSER",
     "MAX_QUERY_TERMS",
     "TermSet",
     "analyze",
@@ -33,6 +34,10 @@ _TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}_]+(?:[{_APOSTROPHES}][^\W{_CJK}_]+)*
 _IS_CJK = re.compile(rf"[{_CJK}]")
 _CJK_PAIR = re.compile(rf"[{_CJK}]{{2}}")
 MAX_QUERY_TERMS = 64
+# Names what analyze returns for every text. Change it (and the SQLite SCHEMA_VERSION, so an
+# older graphctx refuses a newer file) whenever analyze's output changes for any text: a store
+# created under another name may hold terms this analyser would not write.
+ANALYSER = "lexical-1"
 
 
 def analyze(text: str) -> list[str]:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from graphctx.context.text_memo import text_memo_partitions
 from graphctx.retrieve.relevance import STOP_TERMS, Relevance, assess_relevance
-from graphctx.text.lexical import analyze
+from graphctx.text.lexical import analyze, index_terms
 
 TEXTS = st.text(alphabet=st.sampled_from("abcdeinrsty' -.부당해고를중"), max_size=50)
 
@@ -57,3 +57,24 @@ def test_memoised_and_fresh_chunk_terms_give_the_same_floor(
     with text_memo_partitions({text: ("ns", frozenset({"eng"})) for text in pool}):
         assess_relevance(query, pool[:warm])  # some of the pool's terms memoised
         assert assess_relevance(query, pool) == reference_relevance(query, pool)
+
+
+@given(TEXTS, st.lists(TEXTS, max_size=8), st.lists(st.booleans(), max_size=8), st.integers(0, 8))
+def test_stored_memoised_and_fresh_chunk_terms_give_the_same_floor(
+    query: str, pool: list[str], stored: list[bool], warm: int
+) -> None:
+    indexed = {text: index_terms(text) for text, keep in zip(pool, stored, strict=False) if keep}
+    with text_memo_partitions({text: ("ns", frozenset({"eng"})) for text in pool}):
+        assess_relevance(query, pool[:warm])
+        assert assess_relevance(query, pool, indexed=indexed) == reference_relevance(query, pool)
+
+
+def test_a_texts_stored_terms_stand_for_it_and_for_no_other_text() -> None:
+    pool = ["The gateway restarted.", "gateway timeouts"]
+    indexed = {pool[0]: "the payment servic restart"}  # what the store says of the first
+
+    relevance = assess_relevance("gateway restarting", pool, indexed=indexed)
+
+    weight = math.log(3 / 1.5)  # each of the two words is in one of the two chunks
+    assert (relevance.terms, relevance.covered) == (2, 2)
+    assert relevance.coverage == weight / (2 * weight)

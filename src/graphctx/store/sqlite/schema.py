@@ -7,6 +7,7 @@ from pathlib import Path
 
 from graphctx.errors import StoreCorruptError, StoreUnavailableError
 from graphctx.store.sqlite.fulltext import index_term_shapes, migrate_shared_index
+from graphctx.text.lexical import ANALYSER
 
 # 2: one full-text table per namespace (store/sqlite/fulltext.py); a version-1 file is
 # migrated on open.
@@ -244,6 +245,8 @@ def initialise(conn: sqlite3.Connection, path: Path) -> None:
             (str(SCHEMA_VERSION),),
         )
         _migrate(conn)
+        if not has_tables:  # a new file: each of its stored terms is written by this analyser
+            conn.execute("INSERT INTO meta (key, value) VALUES ('analyser', ?)", (ANALYSER,))
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0')")
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('layout', '0')")
         conn.execute("COMMIT")

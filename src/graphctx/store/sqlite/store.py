@@ -10,6 +10,7 @@ before scoring).
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 import time
@@ -49,6 +50,7 @@ from graphctx.store.records import (
     Vector,
     WriteResult,
     page_starts_of,
+    text_terms,
 )
 from graphctx.store.sqlite import fulltext, graph, schema
 from graphctx.store.sqlite.ann import AnnSettings, AnnVectors, BuildReport
@@ -63,7 +65,7 @@ from graphctx.store.sqlite.writes import (
     write_document_versions,
     write_graph_records,
 )
-from graphctx.text.lexical import query_terms
+from graphctx.text.lexical import ANALYSER, query_terms
 
 T = TypeVar("T")
 PROGRESS_STEPS = 2_000  # SQLite VM steps between deadline checks
@@ -135,6 +137,7 @@ class SqliteGraphStore:
         self._ann = None if ann is None else AnnVectors(ann)
         self._stats = StatsCache(self._layouts)
         self._opened = False
+        self._own_analyser = False  # set on open
 
     # --- lifecycle -------------------------------------------------------------------------
     async def open(self) -> None:
@@ -161,6 +164,10 @@ class SqliteGraphStore:
         except Exception:
             writer.close()
             raise
+        # A file created by an older graphctx may hold terms of an older analyser.
+        self._own_analyser = writer.execute(
+            "SELECT value FROM meta WHERE key = 'analyser'"
+        ).fetchone() == (ANALYSER,)
         self._writer = writer
         self._opened = True
 
@@ -400,12 +407,16 @@ class SqliteGraphStore:
             return []
         clause, params = _scope_check(scopes, "d.id")
         id_marks = ", ".join("?" * len(chunk_ids))
-        sql = f"""
-            SELECT {_VIEW_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.doc
-            WHERE c.namespace = ? AND c.chunk_id IN ({id_marks}) AND {clause}
-        """
 
         def work(conn: sqlite3.Connection) -> list[ChunkView]:
+            # Each chunk's text terms come with it when this file's analyser is ours.
+            table = fulltext.table_of(conn, namespace) if self._own_analyser else None
+            sql = f"""
+                SELECT {_VIEW_COLUMNS}{", c.heading_path, f.terms" if table else ""}
+                FROM chunks c JOIN documents d ON d.id = c.doc
+                {f"LEFT JOIN {table} f ON f.rowid = c.id" if table else ""}
+                WHERE c.namespace = ? AND c.chunk_id IN ({id_marks}) AND {clause}
+            """
             rows = conn.execute(sql, [namespace, *chunk_ids, *params]).fetchall()
             scope_map = _scopes_of(conn, {row[9] for row in rows})
             views = {row[0]: _view(row, scope_map[row[9]]) for row in rows}
@@ -617,7 +628,13 @@ def _view(row: tuple[object, ...], scopes: frozenset[str]) -> ChunkView:
         declared,
         _superseded_by_version,
         extra_json,
+        *indexed,  # heading path (JSON) and stored terms, when read
     ) = row
+    terms = None
+    if indexed and isinstance(indexed[1], str):
+        terms = text_terms(
+            indexed[1], json.loads(str(indexed[0])), None if title is None else str(title)
+        )
     return ChunkView(
         chunk_id=str(chunk_id),
         document_id=str(document_id),
@@ -638,4 +655,5 @@ def _view(row: tuple[object, ...], scopes: frozenset[str]) -> ChunkView:
         superseded=not is_latest or declared is not None,
         superseded_by=None if declared is None else str(declared),
         page_starts=page_starts_of(extra_json),
+        text_terms=terms,
     )
