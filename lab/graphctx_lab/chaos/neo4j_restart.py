@@ -172,7 +172,8 @@ def _check_unavailable_at_start(trial: Trial, server: ChaosNeo4j, *, server_down
 def _run_outage(trial: Trial, server: ChaosNeo4j, log: TrafficLog) -> None:
     kill = trial.index % 2 == 1
     first = len(log.snapshot())
-    ready = log.wait_for(lambda o: o.route == "context" and o.answered(), OBSERVE_TIMEOUT_S)
+    # Before the first outage the JVM is as cold as after a restart: the same allowance.
+    ready = log.wait_for(lambda o: o.route == "context" and o.answered(), ANSWERABLE_AGAIN_S)
     trial.check(ready is not None, "the service does not answer before the outage")
     _check_unavailable_at_start(trial, server, server_down=False)
     trial.measure("stop_s", server.stop(kill=kill))
