@@ -58,6 +58,12 @@ def test_never_cuts_inside_a_markdown_table_row() -> None:
     ]
 
 
+def test_a_row_without_its_closing_pipe_is_cut_only_at_its_line_end() -> None:
+    # GFM makes the closing pipe optional: the sentence is the row's last cell, not prose.
+    text = "| 압력 | 2.5 bar | 초과 시 정지합니다. 다시 켭니다.\nAfter the table."
+    assert prefixes(text) == ["| 압력 | 2.5 bar | 초과 시 정지합니다. 다시 켭니다."]
+
+
 def test_list_items_and_paragraphs_end_elements() -> None:
     text = "# 절차\n- 서면 통지를 한다\n- 30일 전에 예고\nwrapped line\n\nNext paragraph"
     assert prefixes(text) == [
