@@ -16,7 +16,12 @@ from sqlite_rows import table_names, table_rows
 from graphctx.embed import Embedder, Float32Array
 from graphctx.ingest.batching import BATCH_CHARS, embed_workers
 from graphctx.ingest.extract.offline import OfflineExtractor
-from graphctx.ingest.pipeline import IngestDefaults, IngestReport, ingest_sources
+from graphctx.ingest.pipeline import (
+    PRE_CHECK_DOCUMENTS,
+    IngestDefaults,
+    IngestReport,
+    ingest_sources,
+)
 from graphctx.ingest.source import DocumentMetadata, MediaType, SourceDocument
 from graphctx.store.sqlite.store import SqliteGraphStore
 
@@ -153,3 +158,46 @@ def test_a_refused_document_is_reported_alone_and_nothing_of_it_is_written(
         conn.close()
     assert rows == [("secret", 1, "hr"), ("doc-1", 1, "eng"), ("doc-2", 1, "eng")]
     assert secret_chunks == (1,)
+
+
+class CountingReads(SqliteGraphStore):
+    """The embedded store, counting the latest-version reads an ingest makes."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.single_reads = 0
+        self.group_reads: list[int] = []
+
+    async def latest_version(self, namespace: str, document_id: str) -> Any:
+        self.single_reads += 1
+        return await super().latest_version(namespace, document_id)
+
+    async def latest_versions(self, namespace: str, document_ids: Sequence[str]) -> Any:
+        self.group_reads.append(len(document_ids))
+        return await super().latest_versions(namespace, document_ids)
+
+
+def test_the_pre_check_reads_each_groups_first_ids_in_one_store_read(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    sources = _corpus()  # 121 documents, "doc-3" twice (the second is decided by its write)
+
+    async def run() -> tuple[list[IngestReport], list[int], int]:
+        store = CountingReads(tmp_path / "store.sqlite")
+        await store.open()
+        try:
+            reports = [
+                await ingest_sources(store, embedder, sources, Path("/"), DEFAULTS)
+                for _ in range(2)
+            ]
+            return reports, store.group_reads, store.single_reads
+        finally:
+            await store.close()
+
+    (first, again), group_reads, single_reads = asyncio.run(run())
+    assert (group_reads, single_reads) == ([PRE_CHECK_DOCUMENTS, 56] * 2, 0)
+    assert [d.outcome.value for d in first.documents].count("added") == 120
+    changed = [
+        (d.document_id, d.outcome.value) for d in again.documents if d.outcome.value != "unchanged"
+    ]
+    assert changed == [("doc-3", "new_version")] * 2  # its two texts alternate

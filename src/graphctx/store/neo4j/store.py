@@ -398,6 +398,18 @@ class Neo4jGraphStore:
 
         return await self._read(work, None, "latest version")
 
+    async def latest_versions(
+        self, namespace: str, document_ids: Sequence[str]
+    ) -> dict[str, StoredVersion]:
+        ids = list(dict.fromkeys(document_ids))
+
+        async def work(tx: neo4j.AsyncTransaction) -> dict[str, StoredVersion]:
+            rows = await fetch(tx, queries.LATEST_VERSIONS, namespace=namespace, document_ids=ids)
+            found = (stored_version(str(row["document_id"]), row["latest"]) for row in rows)
+            return {version.document_id: version for version in found if version is not None}
+
+        return await self._read(work, None, "latest versions") if ids else {}
+
     async def write_document(
         self,
         document: NewDocument,

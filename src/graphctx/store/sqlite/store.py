@@ -61,6 +61,7 @@ from graphctx.store.sqlite.vectors import VectorCache, top_k_visible
 from graphctx.store.sqlite.writes import (
     delete_document_versions,
     latest_stored_version,
+    latest_stored_versions,
     stored_embedder,
     write_document_versions,
     write_graph_records,
@@ -288,6 +289,12 @@ class SqliteGraphStore:
         return await self._read(
             lambda conn: latest_stored_version(conn, namespace, document_id), None
         )
+
+    async def latest_versions(
+        self, namespace: str, document_ids: Sequence[str]
+    ) -> dict[str, StoredVersion]:
+        ids = list(dict.fromkeys(document_ids))
+        return await self._read(lambda conn: latest_stored_versions(conn, namespace, ids), None)
 
     async def namespace_embedder(self, namespace: str) -> EmbedderRecord | None:
         return await self._read(lambda conn: stored_embedder(conn, namespace), None)

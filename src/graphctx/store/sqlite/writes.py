@@ -52,6 +52,13 @@ def latest_stored_version(
     return StoredVersion(document_id, row[1], row[2], row[3], row[4], scopes)
 
 
+def latest_stored_versions(
+    conn: sqlite3.Connection, namespace: str, document_ids: Sequence[str]
+) -> dict[str, StoredVersion]:
+    found = {d: latest_stored_version(conn, namespace, d) for d in document_ids}
+    return {d: version for d, version in found.items() if version is not None}
+
+
 def stored_embedder(conn: sqlite3.Connection, namespace: str) -> EmbedderRecord | None:
     row = conn.execute(
         "SELECT embedder, dimension FROM namespaces WHERE namespace = ?", (namespace,)
