@@ -1,4 +1,5 @@
-"""Round 13 proof (the round-12 script, plus the query vectors and calls of 16,000 characters): what the ingest pipeline stores, and what queries then find, digested.
+"""Round 13 proof (round 12's digests, plus the query vectors and calls of 16,000 characters):
+what the ingest pipeline stores, and what queries then find, digested.
 
 Run once per code tree (PYTHONPATH=<tree>/src:<tree>/lab) and compare the printed line:
 
